@@ -1,0 +1,79 @@
+# syntax=docker/dockerfile:1.7
+#
+# One Dockerfile for all five processes of the account platform.
+#
+#   docker build --target runtime --build-arg APP=gateway -t account-platform/gateway .
+#   docker build --target migrate -t account-platform/migrate .
+#
+# Stages: base -> deps (all deps) -> build (generate + compile) ; prod-deps (runtime deps only)
+#         runtime = base + prod-deps + dist + proto   (the default/last stage is `runtime`)
+#         migrate = base + all deps + sources          (runs `npm run migrate` once)
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS base
+# openssl: Prisma probes libssl; ca-certificates: TLS to S3/SMTP/Postgres; tini: PID 1 that
+# forwards SIGTERM to node and reaps zombies, so graceful shutdown works under docker and k8s.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates openssl tini \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NX_DAEMON=false \
+    NX_NO_CLOUD=true \
+    NX_SKIP_NX_CACHE=true \
+    npm_config_update_notifier=false \
+    npm_config_fund=false \
+    npm_config_audit=false
+
+# ---------------------------------------------------------------------------
+FROM base AS deps
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci
+
+# ---------------------------------------------------------------------------
+FROM deps AS build
+COPY . .
+RUN npm run generate && npm run build
+
+# ---------------------------------------------------------------------------
+FROM base AS prod-deps
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
+
+# ---------------------------------------------------------------------------
+# Schema migrations: needs dev dependencies (the `prisma-migrate` CLI) and apps/*/prisma/.
+# The migration tool writes apps/*/prisma/.migrate.prisma, so the tree belongs to the
+# unprivileged user here (the runtime image, by contrast, is read-only for it).
+FROM base AS migrate
+COPY --from=deps --chown=node:node /app/node_modules ./node_modules
+COPY --chown=node:node . .
+ENV NODE_ENV=production \
+    HOME=/tmp \
+    npm_config_cache=/tmp/.npm
+# The image's `node` user, numerically, so Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["npm", "run", "migrate"]
+
+# ---------------------------------------------------------------------------
+FROM base AS runtime
+# Which process this image runs: gateway | identity | auth | platform | mailer.
+ARG APP
+RUN test -n "$APP" || (echo "build with --build-arg APP=<gateway|identity|auth|platform|mailer>" >&2 && exit 1)
+# ARG values vanish at run time; ENV keeps the choice for CMD.
+ENV APP=${APP} \
+    NODE_ENV=production \
+    BIND_HOST=0.0.0.0
+COPY package.json ./
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# The gRPC services load .proto files from ./proto at run time.
+COPY --from=build /app/proto ./proto
+RUN test -f "dist/apps/${APP}/src/main.js"
+# Files stay owned by root: the process can read but not modify its own code.
+# The image's `node` user, numerically, so Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+ENTRYPOINT ["/usr/bin/tini", "--"]
+# Shell form is needed to expand $APP; `exec` makes node replace the shell so it gets signals.
+CMD ["/bin/sh", "-c", "exec node \"dist/apps/${APP}/src/main.js\""]

@@ -1,0 +1,63 @@
+import type { IncomingMessage } from 'node:http';
+
+import { acceptRequestId, createLogger, createMetricsRegistry, NestPinoLogger, OpsModule } from '@acct/observability';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+
+import { GatewayConfig } from './config';
+import { GatewayModule } from './gateway.module';
+import { RouteTable } from './http/route-table';
+
+/** Contract §1: bodies over 64 KiB are refused with 413. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface RunningGateway {
+  app: NestFastifyApplication;
+  ops: NestFastifyApplication;
+  close(): Promise<void>;
+}
+
+/** The public HTTP app on GATEWAY_PORT and its ops app (/livez, /readyz, /metrics) on GATEWAY_OPS_PORT. */
+export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
+  const logger = createLogger('gateway', config.LOG_LEVEL);
+  const registry = createMetricsRegistry('gateway');
+  const routes = new RouteTable();
+
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: (request: IncomingMessage) => acceptRequestId(request.headers['x-request-id']),
+    return503OnClosing: true,
+  });
+  const fastify = adapter.getInstance();
+  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  fastify.addHook('onRequest', async (request, reply) => {
+    void reply.header('X-Request-Id', request.id);
+  });
+  // Only JSON is a body; everything else is 415 (the token endpoint adds form encoding itself).
+  fastify.removeContentTypeParser('text/plain');
+
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, routes), adapter, {
+    logger: new NestPinoLogger(logger),
+  });
+  app.enableShutdownHooks();
+  await app.listen(config.GATEWAY_PORT, config.BIND_HOST);
+
+  @Module({ imports: [OpsModule.forRoot({ registry })] })
+  class GatewayOpsModule {}
+  const ops = await NestFactory.create<NestFastifyApplication>(GatewayOpsModule, new FastifyAdapter(), {
+    logger: new NestPinoLogger(logger),
+  });
+  await ops.listen(config.GATEWAY_OPS_PORT, config.BIND_HOST);
+  logger.info({ port: config.GATEWAY_PORT, ops_port: config.GATEWAY_OPS_PORT }, 'gateway started');
+
+  return {
+    app,
+    ops,
+    async close() {
+      await app.close();
+      await ops.close();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { DatabaseReadiness, pgAdapter } from '@acct/database';
+import { Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+
+import { IDENTITY_CONFIG, IdentityConfig } from '../config';
+import { PrismaClient } from '../generated/prisma/client';
+
+/** The identity database, owned by this service alone. */
+@Injectable()
+export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  constructor(@Inject(IDENTITY_CONFIG) config: IdentityConfig) {
+    super({ adapter: pgAdapter(config.IDENTITY_DATABASE_URL) });
+  }
+
+  async onModuleDestroy() {
+    await this.$disconnect();
+  }
+}
+
+@Injectable()
+export class IdentityDatabaseReadiness extends DatabaseReadiness {
+  constructor(prisma: PrismaService) {
+    super(prisma);
+  }
+}
+
+@Module({ providers: [PrismaService, IdentityDatabaseReadiness], exports: [PrismaService, IdentityDatabaseReadiness] })
+export class PrismaModule {}

@@ -1,0 +1,27 @@
+import { ServiceCoreModule } from '@acct/grpc';
+import { DynamicModule, Module } from '@nestjs/common';
+import { Registry } from 'prom-client';
+
+import { PLATFORM_CONFIG, PlatformConfig } from './config';
+import { HealthModule } from './health/health.module';
+import { PrismaModule } from './prisma/prisma.module';
+import { PlatformDatabaseReadiness } from './prisma/prisma.service';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: PlatformConfig, registry: Registry): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ServiceCoreModule.forRoot({
+          configToken: PLATFORM_CONFIG,
+          config,
+          registry,
+          readiness: [PlatformDatabaseReadiness],
+          imports: [PrismaModule],
+        }),
+        HealthModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,28 @@
+import {
+  commonEnv,
+  databaseUrl,
+  grpcAddresses,
+  loadConfig,
+  millis,
+  natsUrl,
+  objectStorageEnv,
+  port,
+  redisUrl,
+} from '@acct/config';
+
+export const platformEnv = {
+  ...commonEnv,
+  ...grpcAddresses,
+  ...redisUrl,
+  ...natsUrl,
+  ...objectStorageEnv,
+  PLATFORM_DATABASE_URL: databaseUrl('platform'),
+  PLATFORM_GRPC_PORT: port(50053),
+  PLATFORM_OPS_PORT: port(9083),
+  HEALTH_PROBE_INTERVAL_MS: millis(2000),
+  HEALTH_PROBE_TIMEOUT_MS: millis(1000),
+};
+
+export type PlatformConfig = ReturnType<typeof loadPlatformConfig>;
+export const loadPlatformConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(platformEnv, env);
+export const PLATFORM_CONFIG = Symbol('PLATFORM_CONFIG');

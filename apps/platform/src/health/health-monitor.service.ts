@@ -1,0 +1,94 @@
+import { performance } from 'node:perf_hooks';
+
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+
+import { PLATFORM_CONFIG, PlatformConfig } from '../config';
+import { ComponentResult, overallStatus } from './health-status';
+import { Probe, PROBES } from './probes';
+
+/**
+ * Probes every dependency in the background on an interval, each with a timeout, and keeps the
+ * latest results; `GetHealth` answers from them and never fans out per request.
+ */
+@Injectable()
+export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(HealthMonitor.name);
+  private results: ComponentResult[];
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+
+  constructor(
+    @Inject(PROBES) private readonly probes: Probe[],
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+  ) {
+    // Until the first round completes nothing is known to be up.
+    this.results = probes.map((probe) => ({
+      component: probe.component,
+      status: 'down',
+      critical: probe.critical,
+      latencyMs: 0,
+      error: 'not probed yet',
+    }));
+  }
+
+  async onApplicationBootstrap() {
+    await this.probeAll();
+    this.timer = setInterval(() => void this.probeAll(), this.config.HEALTH_PROBE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  onModuleDestroy() {
+    clearInterval(this.timer);
+  }
+
+  latest() {
+    return { status: overallStatus(this.results), checks: this.results };
+  }
+
+  /** One round of probes; a round still running is joined rather than overlapped. */
+  probeAll(): Promise<void> {
+    this.running ??= Promise.all(this.probes.map((probe) => this.probe(probe)))
+      .then((results) => this.record(results))
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private record(results: ComponentResult[]) {
+    for (const result of results) {
+      const previous = this.results.find((known) => known.component === result.component);
+      if (previous?.status !== result.status) {
+        const log = result.status === 'up' ? this.logger.log.bind(this.logger) : this.logger.warn.bind(this.logger);
+        log(`${result.component} is ${result.status}${result.error ? `: ${result.error}` : ''}`);
+      }
+    }
+    this.results = results;
+  }
+
+  private async probe(probe: Probe): Promise<ComponentResult> {
+    const timeoutMs = this.config.HEALTH_PROBE_TIMEOUT_MS;
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        probe.run(timeoutMs),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+      return { component: probe.component, critical: probe.critical, status: 'up', latencyMs: elapsed(started) };
+    } catch (error) {
+      return {
+        component: probe.component,
+        critical: probe.critical,
+        status: 'down',
+        latencyMs: elapsed(started),
+        error: error instanceof Error ? error.message || error.name : String(error),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Milliseconds since `started`, to the microsecond. */
+const elapsed = (started: number) => Math.round((performance.now() - started) * 1000) / 1000;

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+/** A TCP port, given as a string in the environment. */
+export const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+
+/** A positive duration in milliseconds. */
+export const millis = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** A URL with one of the given schemes. */
+export const urlWithScheme = (schemes: string[], fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine(
+      (value) => {
+        try {
+          return schemes.includes(new URL(value).protocol.replace(/:$/, ''));
+        } catch {
+          return false;
+        }
+      },
+      { message: `must be a URL with scheme ${schemes.join(' or ')}` },
+    );
+
+/** `true`/`false`/`1`/`0` from the environment. */
+export const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((value) => value === 'true' || value === '1');
+
+/** `host:port` of a gRPC server. */
+export const grpcAddress = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((value) => /^[\w.-]+:\d{1,5}$/.test(value), { message: 'must be host:port' });
+
+/** Settings every process reads. */
+export const commonEnv = {
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  REGION: z.string().min(1).default('local-1'),
+  BIND_HOST: z.string().min(1).default('127.0.0.1'),
+  PROTO_DIR: z.string().optional(),
+  GRPC_DEADLINE_MS: millis(2000),
+  SHUTDOWN_GRACE_MS: millis(10_000),
+};
+
+export const grpcAddresses = {
+  IDENTITY_GRPC_ADDR: grpcAddress('127.0.0.1:50051'),
+  AUTH_GRPC_ADDR: grpcAddress('127.0.0.1:50052'),
+  PLATFORM_GRPC_ADDR: grpcAddress('127.0.0.1:50053'),
+};
+
+export const redisUrl = { REDIS_URL: urlWithScheme(['redis', 'rediss'], 'redis://127.0.0.1:6379') };
+export const natsUrl = { NATS_URL: urlWithScheme(['nats', 'tls'], 'nats://127.0.0.1:4222') };
+
+export const objectStorageEnv = {
+  S3_ENDPOINT: urlWithScheme(['http', 'https'], 'http://127.0.0.1:9000'),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_BUCKET: z.string().min(3).default('account-platform'),
+  S3_ACCESS_KEY_ID: z.string().min(1).default('S3RVER'),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).default('S3RVER'),
+  S3_FORCE_PATH_STYLE: flag(true),
+};
+
+/** A PostgreSQL URL whose default points at the local server and the service's own database. */
+export const databaseUrl = (database: string) =>
+  urlWithScheme(['postgres', 'postgresql'], `postgresql://postgres@127.0.0.1:5432/${database}`);

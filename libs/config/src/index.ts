@@ -1,0 +1,3 @@
+export * from './common-env';
+export * from './load-config';
+export * from './service-version';

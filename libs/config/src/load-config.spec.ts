@@ -1,0 +1,42 @@
+import { commonEnv, databaseUrl, flag, grpcAddress, port } from './common-env';
+import { ConfigError, loadConfig } from './load-config';
+
+describe('loadConfig', () => {
+  const shape = {
+    ...commonEnv,
+    GATEWAY_PORT: port(8080),
+    DATABASE_URL: databaseUrl('identity'),
+    FLAG: flag(false),
+    TARGET: grpcAddress('127.0.0.1:50051'),
+  };
+
+  it('fills every documented default when the environment is empty', () => {
+    const config = loadConfig(shape, {});
+    expect(config.GATEWAY_PORT).toBe(8080);
+    expect(config.DATABASE_URL).toBe('postgresql://postgres@127.0.0.1:5432/identity');
+    expect(config.REGION).toBe('local-1');
+    expect(config.FLAG).toBe(false);
+    expect(config.GRPC_DEADLINE_MS).toBe(2000);
+  });
+
+  it('coerces values from strings', () => {
+    const config = loadConfig(shape, { GATEWAY_PORT: '9999', FLAG: 'true', GRPC_DEADLINE_MS: '250' });
+    expect(config).toMatchObject({ GATEWAY_PORT: 9999, FLAG: true, GRPC_DEADLINE_MS: 250 });
+  });
+
+  it('names every invalid variable at once', () => {
+    const attempt = () =>
+      loadConfig(shape, { GATEWAY_PORT: '70000', DATABASE_URL: 'mysql://x/y', TARGET: 'nohost', LOG_LEVEL: 'loud' });
+    expect(attempt).toThrow(ConfigError);
+    try {
+      attempt();
+    } catch (error) {
+      const problems = (error as ConfigError).problems.join('\n');
+      for (const name of ['GATEWAY_PORT', 'DATABASE_URL', 'TARGET', 'LOG_LEVEL']) expect(problems).toContain(name);
+    }
+  });
+
+  it('returns a frozen object', () => {
+    expect(Object.isFrozen(loadConfig(shape, {}))).toBe(true);
+  });
+});

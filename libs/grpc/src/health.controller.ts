@@ -1,0 +1,31 @@
+import { READINESS_CHECKS, ReadinessCheck } from '@acct/observability';
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+
+const CHECK_TIMEOUT_MS = 1000;
+
+type ServingStatus = 'SERVING' | 'NOT_SERVING';
+
+/**
+ * `grpc.health.v1.Health/Check`: SERVING while every readiness check of the process passes (its
+ * database, for example), NOT_SERVING otherwise.
+ */
+@Controller()
+export class GrpcHealthController {
+  constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
+
+  @GrpcMethod('Health', 'Check')
+  async check(): Promise<{ status: ServingStatus }> {
+    const results = await Promise.allSettled(this.checks.map((readiness) => withTimeout(readiness.check())));
+    const serving = results.every((result) => result.status === 'fulfilled');
+    return { status: serving ? 'SERVING' : 'NOT_SERVING' };
+  }
+}
+
+function withTimeout(work: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('readiness check timed out')), CHECK_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,37 @@
+import { OpsModule, OpsModuleOptions } from '@acct/observability';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+
+import { GrpcHealthController } from './health.controller';
+import { GrpcRequestContextInterceptor } from './request-context.interceptor';
+import { DomainErrorRpcFilter } from './rpc-exception.filter';
+
+export interface ServiceCoreOptions extends OpsModuleOptions {
+  /** The validated config, provided globally under `configToken`. */
+  configToken: symbol;
+  config: unknown;
+}
+
+/**
+ * What every backend service has: its config everywhere, the ops port, `grpc.health.v1` answering
+ * from the readiness checks, request ids in logs, and DomainErrors mapped to gRPC statuses.
+ */
+@Global()
+@Module({})
+export class ServiceCoreModule {
+  static forRoot(options: ServiceCoreOptions): DynamicModule {
+    const { configToken, config, ...ops } = options;
+    const configProvider = { provide: configToken, useValue: config };
+    return {
+      module: ServiceCoreModule,
+      imports: [OpsModule.forRoot(ops)],
+      controllers: [GrpcHealthController],
+      providers: [
+        configProvider,
+        { provide: APP_FILTER, useClass: DomainErrorRpcFilter },
+        { provide: APP_INTERCEPTOR, useClass: GrpcRequestContextInterceptor },
+      ],
+      exports: [configProvider],
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import { LoggerService } from '@nestjs/common';
+import pino, { LevelWithSilent, Logger } from 'pino';
+
+import { currentRequestId } from './request-context';
+
+/** Paths whose values never reach a log line, whatever logs them. */
+export const REDACTED_PATHS = [
+  'password',
+  'client_secret',
+  'refresh_token',
+  'access_token',
+  'token',
+  'mfa_code',
+  'secret',
+  '*.password',
+  '*.client_secret',
+  '*.refresh_token',
+  '*.access_token',
+  '*.token',
+  '*.mfa_code',
+  '*.secret',
+  'headers.authorization',
+  'req.headers.authorization',
+  'req.headers.cookie',
+];
+
+/** JSON logs, one line an event, every line tagged with the service and the current request id. */
+export function createLogger(service: string, level: LevelWithSilent, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service },
+      messageKey: 'message',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId ? { request_id: requestId } : {};
+      },
+    },
+    destination,
+  );
+}
+
+/** Lets Nest's own messages go through the same JSON logger. */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string) {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string) {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+  fatal(message: unknown, context?: string) {
+    this.logger.fatal({ context }, String(message));
+  }
+}

@@ -1,0 +1,3 @@
+export * from './domain-error';
+export * from './error-codes';
+export * from './problem-document';

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+
+import pg from 'pg';
+
+export const SERVICES_WITH_DATABASES = ['identity', 'auth', 'platform'] as const;
+export type ServiceWithDatabase = (typeof SERVICES_WITH_DATABASES)[number];
+
+/** The test Postgres server (the shared one, or TEST_POSTGRES_URL), without a database name. */
+export function postgresServerUrl(): URL {
+  return new URL(process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+}
+
+export function databaseUrl(database: string, port?: number): string {
+  const url = postgresServerUrl();
+  url.pathname = `/${database}`;
+  if (port !== undefined) {
+    url.hostname = '127.0.0.1';
+    url.port = String(port);
+  }
+  return url.toString();
+}
+
+/** Migrated once per test run by the global setup; every test stack clones it. */
+export const templateDatabase = (service: ServiceWithDatabase) => `acct_template_${service}`;
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: postgresServerUrl().toString() });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Fresh databases, one per service, cloned from the migrated templates. */
+export async function createTestDatabases(): Promise<Record<ServiceWithDatabase, string>> {
+  const suffix = randomBytes(4).toString('hex');
+  const names = Object.fromEntries(
+    SERVICES_WITH_DATABASES.map((service) => [service, `acct_test_${service}_${suffix}`]),
+  ) as Record<ServiceWithDatabase, string>;
+  await admin(async (client) => {
+    for (const service of SERVICES_WITH_DATABASES) {
+      await client.query(`CREATE DATABASE "${names[service]}" TEMPLATE "${templateDatabase(service)}"`);
+    }
+  });
+  return names;
+}
+
+export async function dropDatabases(names: string[]): Promise<void> {
+  await admin(async (client) => {
+    for (const name of names) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  });
+}

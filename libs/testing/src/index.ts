@@ -1,0 +1,7 @@
+export * from './databases';
+export * from './dedicated-servers';
+export * from './local-object-storage';
+export * from './ports';
+export * from './stack';
+export * from './tcp-proxy';
+export * from './wait';

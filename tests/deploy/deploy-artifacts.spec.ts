@@ -1,0 +1,904 @@
+/**
+ * Deployment artifacts, checked without Docker or a cluster:
+ *  - docker-compose.yml against the Compose Specification schema (vendored: compose-spec.json)
+ *    plus the start-order rules of this stack;
+ *  - k8s/base built in-process the way kustomize would (resources + images), every object
+ *    validated by kubernetes-models, plus the probe/resource/security/selector/secret rules;
+ *  - the Dockerfile read as text: stages, non-root runtime user, the APP build argument.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import Ajv, { type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { Job } from 'kubernetes-models/batch/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { parse, parseAllDocuments } from 'yaml';
+
+const repoRoot = join(__dirname, '..', '..');
+const k8sBase = join(repoRoot, 'k8s', 'base');
+
+const APPS = ['gateway', 'identity', 'auth', 'platform', 'mailer'] as const;
+type App = (typeof APPS)[number];
+const GRPC_APPS = ['identity', 'auth', 'platform'] as const;
+
+/** What each process listens on (ops = /livez, /readyz, /metrics). */
+const PORTS: Record<App, { ops: number; serving?: { name: 'http' | 'grpc'; port: number; env: string } }> = {
+  gateway: { ops: 9080, serving: { name: 'http', port: 8080, env: 'GATEWAY_PORT' } },
+  identity: { ops: 9081, serving: { name: 'grpc', port: 50051, env: 'IDENTITY_GRPC_PORT' } },
+  auth: { ops: 9082, serving: { name: 'grpc', port: 50052, env: 'AUTH_GRPC_PORT' } },
+  platform: { ops: 9083, serving: { name: 'grpc', port: 50053, env: 'PLATFORM_GRPC_PORT' } },
+  mailer: { ops: 9084 },
+};
+
+/** The one Secret the manifests may reference, and the keys documented for it. */
+const SECRET_NAME = 'account-platform-secrets';
+const SECRET_KEYS = [
+  'IDENTITY_DATABASE_URL',
+  'AUTH_DATABASE_URL',
+  'PLATFORM_DATABASE_URL',
+  'SMTP_URL',
+  'S3_ACCESS_KEY_ID',
+  'S3_SECRET_ACCESS_KEY',
+];
+
+interface ConfigCheck {
+  /** The variables the app's config schema reads. */
+  keys: string[];
+  /** The app's ConfigError message for this environment, if it rejects it. */
+  error?: string;
+}
+
+/**
+ * Runs each app's own config loader (apps/<app>/src/config.ts, `<app>Env`) on the environment a
+ * deployment gives it. In a child process: tests may not import app code (module boundaries).
+ */
+const checkAppConfigs = (envs: Record<App, Record<string, string>>): Record<App, ConfigCheck> => {
+  const script = `
+    const path = require('node:path');
+    const { loadConfig } = require('@acct/config');
+    const envs = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+    const results = {};
+    for (const [app, env] of Object.entries(envs)) {
+      const shape = require(path.resolve('apps', app, 'src', 'config.ts'))[app + 'Env'];
+      if (!shape) throw new Error('apps/' + app + '/src/config.ts exports no ' + app + 'Env');
+      results[app] = { keys: Object.keys(shape) };
+      try { loadConfig(shape, env); } catch (error) { results[app].error = error.message; }
+    }
+    process.stdout.write(JSON.stringify(results));`;
+  const child = spawnSync(process.execPath, ['-r', './tools/run-ts.cjs', '-e', script], {
+    cwd: repoRoot,
+    input: JSON.stringify(envs),
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '' },
+  });
+  if (child.status !== 0) throw new Error(`loading the apps' config failed:\n${child.stderr}`);
+  return JSON.parse(child.stdout) as Record<App, ConfigCheck>;
+};
+
+/** Well-formed stand-ins for secret values, which the repository never holds. */
+const SECRET_PLACEHOLDERS: Record<string, string> = {
+  IDENTITY_DATABASE_URL: 'postgresql://user:pass@db.example:5432/identity',
+  AUTH_DATABASE_URL: 'postgresql://user:pass@db.example:5432/auth',
+  PLATFORM_DATABASE_URL: 'postgresql://user:pass@db.example:5432/platform',
+  SMTP_URL: 'smtp://user:pass@mail.example:587',
+  S3_ACCESS_KEY_ID: 'access-key-id',
+  S3_SECRET_ACCESS_KEY: 'secret-access-key',
+};
+
+const readText = (...segments: string[]): string => readFileSync(join(repoRoot, ...segments), 'utf8');
+
+// ---------------------------------------------------------------------------------------------
+// docker-compose.yml
+// ---------------------------------------------------------------------------------------------
+
+type DependsOn = string[] | Record<string, { condition: string; required?: boolean; restart?: boolean }>;
+interface ComposeService {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string; target?: string; args?: Record<string, string> | string[] };
+  depends_on?: DependsOn;
+  healthcheck?: { test?: string | string[]; disable?: boolean };
+  ports?: Array<string | number | { target: number | string; published?: number | string }>;
+  environment?: Record<string, string | number | boolean | null> | string[];
+  volumes?: Array<string | { type: string; source?: string; target?: string }>;
+  command?: string | string[] | null;
+  restart?: string;
+}
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+}
+
+/** Parses like docker compose does: YAML 1.2 plus `<<` merge keys. */
+const loadCompose = (): ComposeFile => parse(readText('docker-compose.yml'), { merge: true }) as ComposeFile;
+
+const composeValidator = () => {
+  const schema = JSON.parse(readText('tests', 'deploy', 'compose-spec.json')) as object;
+  const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
+  addFormats(ajv);
+  return ajv.compile(schema);
+};
+
+const formatAjvErrors = (errors: ErrorObject[] | null | undefined): string =>
+  (errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`).join('\n');
+
+/** depends_on in long form; the short (list) form means condition service_started. */
+const dependencies = (service: ComposeService): Record<string, string> => {
+  const deps = service.depends_on ?? {};
+  if (Array.isArray(deps)) return Object.fromEntries(deps.map((name) => [name, 'service_started']));
+  return Object.fromEntries(Object.entries(deps).map(([name, dep]) => [name, dep.condition]));
+};
+
+/** Compose variable interpolation as with an empty shell environment: `${VAR:-default}` → default. */
+const interpolate = (value: string): string =>
+  value.replace(/\$\$|\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)/g, (match, _braced, fallback: string | undefined) =>
+    match === '$$' ? '$' : (fallback ?? ''),
+  );
+
+/** A service's environment after interpolation, as the container would see it. */
+const environmentOf = (service: ComposeService): Record<string, string> => {
+  const env = service.environment ?? {};
+  const entries: Array<[string, string]> = Array.isArray(env)
+    ? env.map((line) => [line.split('=')[0], line.split('=').slice(1).join('=')])
+    : Object.entries(env).map(([key, value]) => [key, String(value ?? '')]);
+  return Object.fromEntries(entries.map(([key, value]) => [key, interpolate(value)]));
+};
+
+describe('docker-compose.yml', () => {
+  const compose = loadCompose();
+  const validate = composeValidator();
+  const services = compose.services;
+  const serviceNames = Object.keys(services);
+  /** One-shot jobs: something waits for them to complete successfully. */
+  const oneShots = new Set(
+    Object.values(services).flatMap((service) =>
+      Object.entries(dependencies(service))
+        .filter(([, condition]) => condition === 'service_completed_successfully')
+        .map(([name]) => name),
+    ),
+  );
+  const longRunning = serviceNames.filter((name) => !oneShots.has(name));
+
+  it('conforms to the Compose Specification schema', () => {
+    const valid = validate(compose);
+    expect(formatAjvErrors(validate.errors)).toBe('');
+    expect(valid).toBe(true);
+  });
+
+  it.each([
+    ['a misspelled service key', (c: ComposeFile) => Object.assign(c.services.gateway, { healthchek: {} })],
+    ['a misspelled top-level key', (c: ComposeFile) => Object.assign(c, { service: {} })],
+    [
+      'an unknown depends_on condition',
+      (c: ComposeFile) =>
+        Object.assign(c.services.gateway, { depends_on: { identity: { condition: 'service_ready' } } }),
+    ],
+    [
+      'a misspelled build key',
+      (c: ComposeFile) => Object.assign(c.services.gateway, { build: { context: '.', targte: 'runtime' } }),
+    ],
+    [
+      'a misspelled healthcheck key',
+      (c: ComposeFile) => Object.assign(c.services.redis, { healthcheck: { tset: 'x' } }),
+    ],
+  ])('the schema rejects %s', (_what, breakIt) => {
+    const broken = structuredClone(compose);
+    breakIt(broken);
+    expect(validate(broken)).toBe(false);
+  });
+
+  it('defines the five apps, migrate and every backing service', () => {
+    expect(serviceNames).toEqual(expect.arrayContaining([...APPS, 'migrate', 'postgres', 'redis', 'nats', 'mailpit']));
+    expect(serviceNames.some((name) => services[name].image?.startsWith('minio/minio'))).toBe(true);
+  });
+
+  it.each(APPS)('%s is built from the runtime target of this repo with its own APP build argument', (app) => {
+    expect(services[app].build).toMatchObject({ context: '.', target: 'runtime', args: { APP: app } });
+  });
+
+  it('migrate is built from the migrate target and runs once', () => {
+    expect(services.migrate.build).toMatchObject({ context: '.', target: 'migrate' });
+    expect(oneShots.has('migrate')).toBe(true);
+    expect(services.migrate.restart).toBe('no');
+    expect(dependencies(services.migrate).postgres).toBe('service_healthy');
+  });
+
+  it.each(APPS)('%s starts only after migrate completed successfully', (app) => {
+    expect(dependencies(services[app]).migrate).toBe('service_completed_successfully');
+  });
+
+  it.each(APPS)('%s waits for healthy postgres, redis and nats', (app) => {
+    expect(dependencies(services[app])).toMatchObject({
+      postgres: 'service_healthy',
+      redis: 'service_healthy',
+      nats: 'service_healthy',
+    });
+  });
+
+  it('gateway waits for healthy identity, auth and platform', () => {
+    expect(dependencies(services.gateway)).toMatchObject({
+      identity: 'service_healthy',
+      auth: 'service_healthy',
+      platform: 'service_healthy',
+    });
+  });
+
+  it('every long-running service has a healthcheck', () => {
+    const missing = longRunning.filter(
+      (name) => !services[name].healthcheck?.test || services[name].healthcheck?.disable,
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('every one-shot service does not restart', () => {
+    expect([...oneShots].filter((name) => services[name].restart !== 'no')).toEqual([]);
+  });
+
+  it('every depends_on target exists, and service_healthy targets have a healthcheck', () => {
+    const problems = Object.entries(services).flatMap(([name, service]) =>
+      Object.entries(dependencies(service)).flatMap(([target, condition]) => {
+        if (!services[target]) return [`${name} -> ${target}: no such service`];
+        if (condition === 'service_healthy' && !services[target].healthcheck) {
+          return [`${name} -> ${target}: waits for health but ${target} has no healthcheck`];
+        }
+        return [];
+      }),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('depends_on has no cycles', () => {
+    const visiting = new Set<string>();
+    const done = new Set<string>();
+    const visit = (name: string, path: string[]): void => {
+      if (done.has(name)) return;
+      if (visiting.has(name)) throw new Error(`dependency cycle: ${[...path, name].join(' -> ')}`);
+      visiting.add(name);
+      for (const target of Object.keys(dependencies(services[name] ?? {}))) visit(target, [...path, name]);
+      visiting.delete(name);
+      done.add(name);
+    };
+    expect(() => serviceNames.forEach((name) => visit(name, []))).not.toThrow();
+  });
+
+  it('gateway publishes port 8080', () => {
+    const published = (services.gateway.ports ?? []).map((port) =>
+      typeof port === 'object' ? `${port.published}:${port.target}` : String(port),
+    );
+    expect(published.some((port) => /(^|:)8080:8080(\/tcp)?$/.test(port))).toBe(true);
+  });
+
+  it('apps reach each other and the backing services by compose service name', () => {
+    const hostOf = (value: string) => (value.includes('://') ? new URL(value).hostname : value.split(':')[0]);
+    const addressKeys = [
+      'IDENTITY_GRPC_ADDR',
+      'AUTH_GRPC_ADDR',
+      'PLATFORM_GRPC_ADDR',
+      'REDIS_URL',
+      'NATS_URL',
+      'S3_ENDPOINT',
+      'SMTP_URL',
+      'IDENTITY_DATABASE_URL',
+      'AUTH_DATABASE_URL',
+      'PLATFORM_DATABASE_URL',
+    ];
+    for (const app of APPS) {
+      const env = environmentOf(services[app]);
+      expect(env.BIND_HOST).toBe('0.0.0.0');
+      for (const key of addressKeys) {
+        expect([app, key, serviceNames.includes(hostOf(env[key] ?? ''))]).toEqual([app, key, true]);
+      }
+    }
+  });
+
+  describe("against the apps' own config schemas", () => {
+    const envs = Object.fromEntries(APPS.map((app) => [app, environmentOf(services[app])])) as Record<
+      App,
+      Record<string, string>
+    >;
+    let checks: Record<App, ConfigCheck>;
+    beforeAll(() => {
+      checks = checkAppConfigs(envs);
+    });
+
+    it.each(APPS)('%s environment satisfies its config schema', (app) => {
+      expect(checks[app].error).toBeUndefined();
+    });
+
+    it.each(APPS)('%s environment sets every secret its config reads', (app) => {
+      const secretsRead = SECRET_KEYS.filter((key) => checks[app].keys.includes(key));
+      expect(secretsRead.filter((key) => !(key in envs[app]))).toEqual([]);
+    });
+  });
+
+  it('postgres creates the identity, auth and platform databases from deploy/postgres-init', () => {
+    const mounts = (services.postgres.volumes ?? []).map(String);
+    expect(mounts).toContain('./deploy/postgres-init:/docker-entrypoint-initdb.d:ro');
+    const sql = readdirSync(join(repoRoot, 'deploy', 'postgres-init'))
+      .map((file) => readText('deploy', 'postgres-init', file))
+      .join('\n');
+    for (const db of ['identity', 'auth', 'platform']) {
+      expect(sql).toMatch(new RegExp(`CREATE DATABASE\\s+"?${db}"?\\s*;`, 'i'));
+    }
+  });
+
+  it('nats runs with JetStream enabled', () => {
+    expect(services.nats.command).toContain('-js');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// k8s/base
+// ---------------------------------------------------------------------------------------------
+
+interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+}
+interface Loaded {
+  file: string;
+  object: KubeObject;
+}
+interface Kustomization {
+  apiVersion?: string;
+  kind?: string;
+  resources?: string[];
+  images?: Array<{ name: string; newName?: string; newTag?: string; digest?: string }>;
+  namespace?: string;
+}
+
+interface Probe {
+  httpGet?: { path?: string; port?: number | string };
+  [field: string]: unknown;
+}
+interface Container {
+  name: string;
+  image: string;
+  ports?: Array<{ name?: string; containerPort: number }>;
+  env?: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
+  envFrom?: Array<{ configMapRef?: { name: string }; secretRef?: { name: string } }>;
+  startupProbe?: Probe;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  lifecycle?: { preStop?: { exec?: { command?: string[] }; sleep?: { seconds: number } } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[] };
+  };
+}
+interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+  terminationGracePeriodSeconds?: number;
+  restartPolicy?: string;
+  volumes?: Array<{ name: string; secret?: { secretName: string } }>;
+}
+interface PodTemplate {
+  metadata: { labels: Record<string, string> };
+  spec: PodSpec;
+}
+type DeploymentObject = KubeObject & {
+  spec: { selector: { matchLabels: Record<string, string> }; template: PodTemplate };
+};
+type ServiceObject = KubeObject & {
+  spec: { selector: Record<string, string>; ports: Array<{ name: string; port: number; targetPort: number | string }> };
+};
+type PdbObject = KubeObject & { spec: { selector: { matchLabels: Record<string, string> } } };
+type HpaObject = KubeObject & {
+  spec: {
+    scaleTargetRef: { apiVersion: string; kind: string; name: string };
+    minReplicas: number;
+    maxReplicas: number;
+    metrics: Array<{ type: string; resource?: { name: string } }>;
+  };
+};
+type JobObject = KubeObject & { spec: { template: PodTemplate } };
+
+type ModelClass = new (data: never) => { validate(): void };
+const MODELS: Record<string, ModelClass> = {
+  'apps/v1/Deployment': Deployment,
+  'v1/Service': Service,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'batch/v1/Job': Job,
+};
+
+const validateWithModel = (object: KubeObject): void => {
+  const Model = MODELS[`${object.apiVersion}/${object.kind}`];
+  if (!Model) throw new Error(`no kubernetes-models class for ${object.apiVersion} ${object.kind}`);
+  new Model(structuredClone(object) as never).validate();
+};
+
+const loadKustomization = (): Kustomization =>
+  parse(readFileSync(join(k8sBase, 'kustomization.yaml'), 'utf8')) as Kustomization;
+
+/** Reads every document of a resource file; YAML errors fail loudly. */
+const loadResourceFile = (file: string): KubeObject[] =>
+  parseAllDocuments(readFileSync(join(k8sBase, file), 'utf8')).flatMap((doc) => {
+    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
+    const object = doc.toJS() as KubeObject | null;
+    return object ? [object] : [];
+  });
+
+/** `kustomize build k8s/base` for the subset of kustomize this base uses. */
+const buildKustomization = (): Loaded[] => {
+  const kustomization = loadKustomization();
+  const supported = ['apiVersion', 'kind', 'resources', 'images', 'namespace'];
+  const unsupported = Object.keys(kustomization).filter((key) => !supported.includes(key));
+  if (unsupported.length > 0) throw new Error(`in-process build does not support: ${unsupported.join(', ')}`);
+
+  const loaded = (kustomization.resources ?? []).flatMap((file) =>
+    loadResourceFile(file).map((object) => ({ file, object })),
+  );
+  const retag = (container: Container) => {
+    const [name] = container.image.split(/[:@]/);
+    const rule = kustomization.images?.find((image) => image.name === name);
+    if (!rule) return;
+    const newName = rule.newName ?? name;
+    container.image = rule.digest ? `${newName}@${rule.digest}` : `${newName}:${rule.newTag ?? 'latest'}`;
+  };
+  for (const { object } of loaded) {
+    if (kustomization.namespace) Object.assign(object.metadata, { namespace: kustomization.namespace });
+    const template = (object.spec as { template?: PodTemplate } | undefined)?.template;
+    template?.spec.containers.forEach(retag);
+    template?.spec.initContainers?.forEach(retag);
+  }
+  return loaded;
+};
+
+const subsetOf = (selector: Record<string, string>, labels: Record<string, string>): boolean =>
+  Object.keys(selector).length > 0 && Object.entries(selector).every(([key, value]) => labels[key] === value);
+
+describe('k8s/base', () => {
+  const kustomization = loadKustomization();
+  const resources = buildKustomization();
+  const objects = resources.map((r) => r.object);
+  const ofKind = <T extends KubeObject>(kind: string): T[] => objects.filter((o) => o.kind === kind) as T[];
+  const named = <T extends KubeObject>(kind: string, name: string): T | undefined =>
+    ofKind<T>(kind).find((o) => o.metadata.name === name);
+  const deployment = (app: App) => named<DeploymentObject>('Deployment', app) as DeploymentObject;
+  const mainContainer = (app: App) => deployment(app).spec.template.spec.containers[0];
+  const podSpecs = (): Array<[string, PodSpec]> => [
+    ...ofKind<DeploymentObject>('Deployment').map(
+      (d) => [`Deployment/${d.metadata.name}`, d.spec.template.spec] as [string, PodSpec],
+    ),
+    ...ofKind<JobObject>('Job').map((j) => [`Job/${j.metadata.name}`, j.spec.template.spec] as [string, PodSpec]),
+  ];
+  const allContainers = (): Array<[string, Container]> =>
+    podSpecs().flatMap(([owner, spec]) =>
+      [...spec.containers, ...(spec.initContainers ?? [])].map((c) => [`${owner}/${c.name}`, c] as [string, Container]),
+    );
+
+  it('lists every resource file in the folder, and every listed file exists', () => {
+    const listed = kustomization.resources ?? [];
+    const onDisk = readdirSync(k8sBase).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml');
+    expect(listed.filter((file) => !existsSync(join(k8sBase, file)))).toEqual([]);
+    expect([...onDisk].sort()).toEqual([...listed].sort());
+  });
+
+  it('every object passes kubernetes-models schema validation', () => {
+    const failures = resources.flatMap(({ file, object }) => {
+      try {
+        validateWithModel(object);
+        return [];
+      } catch (error) {
+        return [`${file} ${object.kind}/${object.metadata?.name}: ${(error as Error).message}`];
+      }
+    });
+    expect(failures).toEqual([]);
+  });
+
+  it('kubernetes-models really rejects a broken Deployment', () => {
+    const broken = structuredClone(deployment('gateway'));
+    (broken.spec.template.spec.containers[0].ports as unknown[])[0] = { name: 'http', containerPort: 'eighty' };
+    expect(() => validateWithModel(broken)).toThrow(/containerPort/);
+  });
+
+  it('kubernetes-models really rejects a broken HorizontalPodAutoscaler', () => {
+    const broken = structuredClone(named<HpaObject>('HorizontalPodAutoscaler', 'gateway')) as HpaObject;
+    delete (broken.spec as Partial<HpaObject['spec']>).scaleTargetRef;
+    expect(() => validateWithModel(broken)).toThrow(/scaleTargetRef/);
+  });
+
+  it('every object carries the name and part-of labels', () => {
+    const unlabeled = objects
+      .filter(
+        (o) =>
+          !o.metadata.labels?.['app.kubernetes.io/name'] ||
+          o.metadata.labels['app.kubernetes.io/part-of'] !== 'account-platform',
+      )
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(unlabeled).toEqual([]);
+  });
+
+  it.each(APPS)('%s has a Deployment, a Service, a PodDisruptionBudget and a HorizontalPodAutoscaler', (app) => {
+    for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']) {
+      expect([kind, objects.filter((o) => o.kind === kind && o.metadata.name === app).length]).toEqual([kind, 1]);
+    }
+  });
+
+  it.each(APPS)('%s Deployment selects its own pod template', (app) => {
+    const d = deployment(app);
+    expect(subsetOf(d.spec.selector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
+    expect(d.spec.template.metadata.labels['app.kubernetes.io/name']).toBe(app);
+    expect(d.spec.template.metadata.labels['app.kubernetes.io/part-of']).toBe('account-platform');
+  });
+
+  it.each(APPS)('%s Service and PodDisruptionBudget select exactly its pods', (app) => {
+    const podLabels = deployment(app).spec.template.metadata.labels;
+    const service = named<ServiceObject>('Service', app) as ServiceObject;
+    const pdb = named<PdbObject>('PodDisruptionBudget', app) as PdbObject;
+    expect(subsetOf(service.spec.selector, podLabels)).toBe(true);
+    expect(subsetOf(pdb.spec.selector.matchLabels, podLabels)).toBe(true);
+    // ...and no other app's pods.
+    for (const other of APPS.filter((a) => a !== app)) {
+      const otherLabels = deployment(other).spec.template.metadata.labels;
+      expect(subsetOf(service.spec.selector, otherLabels)).toBe(false);
+      expect(subsetOf(pdb.spec.selector.matchLabels, otherLabels)).toBe(false);
+    }
+  });
+
+  it.each(APPS)('%s HorizontalPodAutoscaler scales its Deployment on CPU', (app) => {
+    const hpa = named<HpaObject>('HorizontalPodAutoscaler', app) as HpaObject;
+    expect(hpa.apiVersion).toBe('autoscaling/v2');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: app });
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(hpa.spec.maxReplicas).toBeGreaterThanOrEqual(hpa.spec.minReplicas);
+    expect(hpa.spec.metrics).toContainEqual(
+      expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) }),
+    );
+  });
+
+  it.each(APPS)('%s probes: startup and liveness on /livez, readiness on /readyz, all on the ops port', (app) => {
+    const c = mainContainer(app);
+    const opsPort = c.ports?.find((p) => p.name === 'ops');
+    expect(opsPort?.containerPort).toBe(PORTS[app].ops);
+    for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) {
+      expect(probe?.httpGet?.port === 'ops' || probe?.httpGet?.port === PORTS[app].ops).toBe(true);
+    }
+    expect(c.livenessProbe?.httpGet?.path).toBe('/livez');
+    expect(c.readinessProbe?.httpGet?.path).toBe('/readyz');
+    // A startup probe on a dependency check would restart pods during a database outage.
+    expect(c.startupProbe?.httpGet?.path).toBe('/livez');
+  });
+
+  it.each(APPS)('%s sets cpu and memory requests and limits', (app) => {
+    const { resources: r } = mainContainer(app);
+    for (const bound of ['requests', 'limits'] as const) {
+      expect(Object.keys(r?.[bound] ?? {})).toEqual(expect.arrayContaining(['cpu', 'memory']));
+    }
+  });
+
+  it('every container runs as non-root, read-only, without privilege escalation or capabilities', () => {
+    const problems = podSpecs().flatMap(([owner, spec]) =>
+      spec.containers.flatMap((c) => {
+        const sc = c.securityContext ?? {};
+        const issues: string[] = [];
+        if (!(sc.runAsNonRoot ?? spec.securityContext?.runAsNonRoot)) issues.push('runAsNonRoot');
+        if ((sc.runAsUser ?? spec.securityContext?.runAsUser) === 0) issues.push('runAsUser 0');
+        if (sc.allowPrivilegeEscalation !== false) issues.push('allowPrivilegeEscalation');
+        if (!sc.capabilities?.drop?.includes('ALL')) issues.push('capabilities.drop ALL');
+        // The migration Job alone writes next to its migrations (see migrate-job.yaml).
+        if (owner.startsWith('Deployment/') && sc.readOnlyRootFilesystem !== true)
+          issues.push('readOnlyRootFilesystem');
+        return issues.map((issue) => `${owner}/${c.name}: ${issue}`);
+      }),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it.each(APPS)('%s drains before it stops: preStop sleep and a ~30s grace period', (app) => {
+    const spec = deployment(app).spec.template.spec;
+    const preStop = spec.containers[0].lifecycle?.preStop;
+    expect(preStop?.sleep?.seconds ?? Number(preStop?.exec?.command?.slice(-1)[0])).toBeGreaterThan(0);
+    expect(preStop?.exec ? preStop.exec.command?.join(' ') : 'sleep').toMatch(/sleep/);
+    expect(spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(20);
+    expect(spec.terminationGracePeriodSeconds).toBeLessThanOrEqual(60);
+  });
+
+  it.each(APPS)('%s Service exposes its serving port and an `ops` port that match the container', (app) => {
+    const service = named<ServiceObject>('Service', app) as ServiceObject;
+    const containerPorts = mainContainer(app).ports ?? [];
+    const ops = service.spec.ports.find((p) => p.name === 'ops');
+    expect(ops?.port).toBe(PORTS[app].ops);
+    const serving = PORTS[app].serving;
+    if (serving) {
+      const port = service.spec.ports.find((p) => p.name === serving.name);
+      expect(port?.port).toBe(serving.port);
+      expect(containerPorts.find((p) => p.name === serving.name)?.containerPort).toBe(serving.port);
+    }
+    for (const port of service.spec.ports) {
+      const target = port.targetPort;
+      const resolves =
+        typeof target === 'string'
+          ? containerPorts.some((p) => p.name === target)
+          : containerPorts.some((p) => p.containerPort === target);
+      expect([port.name, resolves]).toEqual([port.name, true]);
+    }
+  });
+
+  it('the gateway Service serves http on 8080 and the gRPC services serve grpc', () => {
+    expect((named<ServiceObject>('Service', 'gateway') as ServiceObject).spec.ports).toContainEqual(
+      expect.objectContaining({ name: 'http', port: 8080 }),
+    );
+    for (const app of GRPC_APPS) {
+      expect((named<ServiceObject>('Service', app) as ServiceObject).spec.ports).toContainEqual(
+        expect.objectContaining({ name: 'grpc', port: PORTS[app].serving?.port }),
+      );
+    }
+  });
+
+  it('the shared ConfigMap holds the ports and addresses the manifests use, and no secrets', () => {
+    const configMaps = ofKind<KubeObject & { data: Record<string, string> }>('ConfigMap');
+    expect(configMaps).toHaveLength(1);
+    const data = configMaps[0].data;
+    for (const app of APPS) {
+      expect(data[`${app.toUpperCase()}_OPS_PORT`]).toBe(String(PORTS[app].ops));
+      const serving = PORTS[app].serving;
+      if (serving) expect(data[serving.env]).toBe(String(serving.port));
+    }
+    for (const app of GRPC_APPS) {
+      expect(data[`${app.toUpperCase()}_GRPC_ADDR`]).toBe(`${app}:${PORTS[app].serving?.port}`);
+    }
+    expect(data.BIND_HOST).toBe('0.0.0.0');
+    expect(Object.keys(data).filter((key) => SECRET_KEYS.includes(key) || /SECRET|PASSWORD|TOKEN/.test(key))).toEqual(
+      [],
+    );
+  });
+
+  it('every Deployment and the Job take the shared ConfigMap or Secret refs only', () => {
+    const configMapNames = new Set(ofKind('ConfigMap').map((c) => c.metadata.name));
+    for (const app of APPS) {
+      const refs = (mainContainer(app).envFrom ?? []).flatMap((source) =>
+        source.configMapRef ? [source.configMapRef.name] : [],
+      );
+      expect(refs.length).toBeGreaterThan(0);
+      expect(refs.every((name) => configMapNames.has(name))).toBe(true);
+    }
+    const literalSecrets = allContainers().flatMap(([owner, c]) =>
+      (c.env ?? [])
+        .filter((e) => SECRET_KEYS.includes(e.name) && e.value !== undefined)
+        .map((e) => `${owner}: ${e.name}`),
+    );
+    expect(literalSecrets).toEqual([]);
+  });
+
+  it('every Secret reference points at the one documented Secret and its documented keys', () => {
+    const refs = [
+      ...allContainers().flatMap(([owner, c]) => [
+        ...(c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [{ owner, ...e.valueFrom.secretKeyRef }] : [])),
+        ...(c.envFrom ?? []).flatMap((s) => (s.secretRef ? [{ owner, name: s.secretRef.name, key: undefined }] : [])),
+      ]),
+      ...podSpecs().flatMap(([owner, spec]) =>
+        (spec.volumes ?? []).flatMap((v) => (v.secret ? [{ owner, name: v.secret.secretName, key: undefined }] : [])),
+      ),
+    ];
+    expect(refs.length).toBeGreaterThan(0);
+    expect(refs.filter((r) => r.name !== SECRET_NAME)).toEqual([]);
+    expect(refs.filter((r) => r.key !== undefined && !SECRET_KEYS.includes(r.key))).toEqual([]);
+  });
+
+  it('the documented Secret keys are all used, and documented in k8s/README.md and kustomization.yaml', () => {
+    const used = new Set(
+      allContainers().flatMap(([, c]) =>
+        (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : [])),
+      ),
+    );
+    const readme = readText('k8s', 'README.md');
+    const kustomizationText = readFileSync(join(k8sBase, 'kustomization.yaml'), 'utf8');
+    for (const key of SECRET_KEYS) {
+      expect([key, used.has(key), readme.includes(key), kustomizationText.includes(key)]).toEqual([
+        key,
+        true,
+        true,
+        true,
+      ]);
+    }
+    expect(readme).toContain(SECRET_NAME);
+  });
+
+  describe("against the apps' own config schemas", () => {
+    /** The pod's environment: ConfigMaps from envFrom, then env (Secret values as placeholders). */
+    const podEnvironment = (app: App): Record<string, string> => {
+      const container = mainContainer(app);
+      const fromConfigMaps = (container.envFrom ?? []).flatMap((source) =>
+        source.configMapRef
+          ? Object.entries(
+              named<KubeObject & { data: Record<string, string> }>('ConfigMap', source.configMapRef.name)?.data ?? {},
+            )
+          : [],
+      );
+      const fromEnv = (container.env ?? []).map((e) => [
+        e.name,
+        e.valueFrom?.secretKeyRef ? SECRET_PLACEHOLDERS[e.valueFrom.secretKeyRef.key] : (e.value ?? ''),
+      ]);
+      return Object.fromEntries([...fromConfigMaps, ...fromEnv]) as Record<string, string>;
+    };
+    let checks: Record<App, ConfigCheck>;
+    beforeAll(() => {
+      checks = checkAppConfigs(
+        Object.fromEntries(APPS.map((app) => [app, podEnvironment(app)])) as Record<App, Record<string, string>>,
+      );
+    });
+
+    it.each(APPS)('%s pod environment satisfies its config schema', (app) => {
+      expect(checks[app].error).toBeUndefined();
+    });
+
+    it.each(APPS)('%s gets every secret its config reads from the Secret, not from a dev default', (app) => {
+      const wired = new Set((mainContainer(app).env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.name] : [])));
+      const secretsRead = SECRET_KEYS.filter((key) => checks[app].keys.includes(key));
+      expect(secretsRead.filter((key) => !wired.has(key))).toEqual([]);
+    });
+  });
+
+  it('commits no Secret object', () => {
+    expect(ofKind('Secret').map((s) => s.metadata.name)).toEqual([]);
+  });
+
+  it('a migration Job runs the migrate image with the three database URLs', () => {
+    const jobs = ofKind<JobObject>('Job');
+    expect(jobs).toHaveLength(1);
+    const spec = jobs[0].spec.template.spec;
+    expect(['Never', 'OnFailure']).toContain(spec.restartPolicy);
+    const [container] = spec.containers;
+    expect(container.image).toMatch(/^account-platform\/migrate[:@]/);
+    const secretKeys = (container.env ?? []).flatMap((e) =>
+      e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : [],
+    );
+    expect(secretKeys).toEqual(
+      expect.arrayContaining(['IDENTITY_DATABASE_URL', 'AUTH_DATABASE_URL', 'PLATFORM_DATABASE_URL']),
+    );
+    expect(Object.keys(container.resources?.requests ?? {})).toEqual(expect.arrayContaining(['cpu', 'memory']));
+    expect(Object.keys(container.resources?.limits ?? {})).toEqual(expect.arrayContaining(['cpu', 'memory']));
+  });
+
+  it('every image is account-platform/<app>, tagged through kustomize images', () => {
+    const byName = new Map((kustomization.images ?? []).map((image) => [image.name, image]));
+    for (const app of APPS) {
+      const rule = byName.get(`account-platform/${app}`);
+      expect(rule?.newTag ?? rule?.digest).toBeTruthy();
+      expect(mainContainer(app).image).toBe(`${rule?.newName ?? `account-platform/${app}`}:${rule?.newTag}`);
+    }
+    const untagged = allContainers().filter(([, c]) => !/[:@]/.test(c.image.split('/').slice(-1)[0]));
+    expect(untagged.map(([owner]) => owner)).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Dockerfile
+// ---------------------------------------------------------------------------------------------
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+interface Stage {
+  from: string;
+  name?: string;
+  instructions: Instruction[];
+}
+
+/** Splits a Dockerfile into stages of instructions (comments dropped, continuations joined). */
+const parseDockerfile = (text: string): { globalArgs: Instruction[]; stages: Stage[] } => {
+  const logical = text
+    .split('\n')
+    .filter((line) => !/^\s*#/.test(line))
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const globalArgs: Instruction[] = [];
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [, keyword, args] = /^(\S+)\s*(.*)$/.exec(line) as RegExpExecArray;
+    const instruction = { keyword: keyword.toUpperCase(), args };
+    if (instruction.keyword === 'FROM') {
+      const match = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
+      stages.push({ from: match?.[1] ?? args, name: match?.[2], instructions: [] });
+    } else if (stages.length === 0) {
+      globalArgs.push(instruction);
+    } else {
+      stages[stages.length - 1].instructions.push(instruction);
+    }
+  }
+  return { globalArgs, stages };
+};
+
+const isRootUser = (user: string) => /^(root|0)(:.*)?$/.test(user.trim());
+
+describe('Dockerfile', () => {
+  const { globalArgs, stages } = parseDockerfile(readText('Dockerfile'));
+  const stage = (name: string) => stages.find((s) => s.name === name) as Stage;
+  const lastUser = (s: Stage) => s.instructions.filter((i) => i.keyword === 'USER').pop()?.args;
+
+  it('is multi-stage with named stages, including runtime and migrate', () => {
+    const named = stages.filter((s) => s.name);
+    expect(named.length).toBeGreaterThanOrEqual(2);
+    expect(named.map((s) => s.name)).toEqual(expect.arrayContaining(['runtime', 'migrate']));
+  });
+
+  it('builds on node:20-bookworm-slim', () => {
+    const resolveFrom = (from: string) =>
+      from.replace(/\$\{?(\w+)\}?/g, (_, name: string) => {
+        const arg = globalArgs.find((a) => a.keyword === 'ARG' && a.args.startsWith(`${name}=`));
+        return arg ? arg.args.slice(name.length + 1) : `$${name}`;
+      });
+    const external = stages.map((s) => resolveFrom(s.from)).filter((from) => !stages.some((s) => s.name === from));
+    expect(external.length).toBeGreaterThan(0);
+    expect(external.every((from) => from === 'node:20-bookworm-slim')).toBe(true);
+  });
+
+  it.each(['runtime', 'migrate'])('the %s stage runs as a non-root user', (name) => {
+    const user = lastUser(stage(name));
+    expect(user).toBeDefined();
+    expect(isRootUser(user as string)).toBe(false);
+  });
+
+  it('the runtime stage turns ARG APP into ENV and starts dist/apps/$APP/src/main.js', () => {
+    const runtime = stage('runtime');
+    expect(runtime.instructions).toContainEqual({ keyword: 'ARG', args: 'APP' });
+    const env = runtime.instructions
+      .filter((i) => i.keyword === 'ENV')
+      .map((i) => i.args)
+      .join(' ');
+    expect(env).toMatch(/\bAPP=\$\{?APP\}?/);
+    const cmd = runtime.instructions.filter((i) => i.keyword === 'CMD').pop()?.args ?? '';
+    expect(cmd).toMatch(/dist\/apps\/\$\{?APP\}?\/src\/main\.js/);
+    // Exec form does not expand variables: a JSON CMD must hand $APP to a shell.
+    if (cmd.startsWith('[')) expect((JSON.parse(cmd) as string[])[0]).toMatch(/(^|\/)sh$/);
+  });
+
+  it('the runtime stage ships production dependencies, dist and proto only', () => {
+    const runtime = stage('runtime');
+    const copies = runtime.instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args);
+    const fromStage = (dest: string) => copies.find((c) => new RegExp(`\\s\\.?/?(app/)?${dest}/?$`).test(c));
+    expect(fromStage('dist')).toMatch(/--from=build\b/);
+    expect(fromStage('proto')).toBeDefined();
+    const nodeModules = fromStage('node_modules') as string;
+    const source = /--from=(\S+)/.exec(nodeModules)?.[1] as string;
+    const installs = stage(source).instructions.filter((i) => i.keyword === 'RUN' && /npm (ci|install)/.test(i.args));
+    expect(installs.length).toBeGreaterThan(0);
+    expect(installs.every((i) => /--omit=dev|--production/.test(i.args))).toBe(true);
+  });
+
+  it('the migrate stage keeps dev dependencies and runs npm run migrate', () => {
+    const migrate = stage('migrate');
+    const cmd = migrate.instructions.filter((i) => i.keyword === 'CMD').pop()?.args ?? '';
+    expect(cmd.replace(/[[\]",]/g, ' ').replace(/\s+/g, ' ')).toContain('npm run migrate');
+    const text = migrate.instructions.map((i) => `${i.keyword} ${i.args}`).join('\n');
+    expect(text).not.toMatch(/--omit=dev|--production/);
+  });
+
+  it('defines every build target that docker-compose.yml asks for', () => {
+    const targets = Object.values(loadCompose().services).flatMap((s) =>
+      typeof s.build === 'object' && s.build.target ? [s.build.target] : [],
+    );
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((target) => !stages.some((s) => s.name === target))).toEqual([]);
+  });
+
+  it('.dockerignore keeps node_modules, dist, .git and .env out of the build context', () => {
+    const ignored = readText('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
+    for (const entry of ['node_modules', 'dist', '.git', '.env']) {
+      expect([entry, ignored.some((line) => line === entry || line === `**/${entry}`)]).toEqual([entry, true]);
+    }
+  });
+});

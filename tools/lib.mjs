@@ -1,0 +1,30 @@
+// Small helpers shared by the project's scripts (setup, generate, test, up).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Runs a command in the repository, output shown; exits the script when it fails. */
+export function run(command, args, { env = {}, allowFailure = false } = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  if (result.status !== 0 && !allowFailure) {
+    console.error(`\n✖ ${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
+    process.exit(result.status || 1);
+  }
+  return result.status ?? 1;
+}
+
+export const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+
+/** `npm ci` when node_modules is missing or older than the lock file. */
+export function ensureDependencies() {
+  const marker = path.join(root, 'node_modules', '.package-lock.json');
+  const lock = path.join(root, 'package-lock.json');
+  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
+  console.log('› installing dependencies (npm ci)');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+export const step = (title) => console.log(`\n› ${title}`);

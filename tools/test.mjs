@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// The whole test suite, as CI runs it: install (when needed), generated code current, schemas and
+// migrations in agreement, lint, types, formatting, unit and integration tests, then end-to-end
+// tests against real processes. Ends with one line: `tests: N passed, N failed`.
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { bin, ensureDependencies, root, run, step } from './lib.mjs';
+import { ensureServices } from './services.mjs';
+
+const quick = process.argv.includes('--quick'); // skip lint/types/format (for local iteration)
+const resultsDir = path.join(root, '.data');
+fs.mkdirSync(resultsDir, { recursive: true });
+
+step('dependencies');
+ensureDependencies();
+
+step('backing services (Postgres, Redis, NATS)');
+await ensureServices();
+
+step('generated code is current');
+run(process.execPath, ['tools/generate.mjs', '--check']);
+
+step('Prisma schemas agree with their migrations');
+run(process.execPath, ['tools/prisma.mjs', 'check']);
+
+if (!quick) {
+  step('lint');
+  run(bin('eslint'), ['--max-warnings', '0', '.']);
+  step('types');
+  run(bin('tsc'), ['-p', 'tsconfig.json']);
+  step('formatting');
+  run(bin('prettier'), ['--check', '--log-level', 'warn', '.']);
+}
+
+const totals = { passed: 0, failed: 0 };
+function jest(name, args) {
+  const output = path.join(resultsDir, `jest-${name}.json`);
+  fs.rmSync(output, { force: true });
+  const status = run(bin('jest'), [...args, '--json', `--outputFile=${output}`], { allowFailure: true });
+  if (fs.existsSync(output)) {
+    const report = JSON.parse(fs.readFileSync(output, 'utf8'));
+    totals.passed += report.numPassedTests;
+    totals.failed += report.numFailedTests + (report.numRuntimeErrorTestSuites ?? 0);
+  } else if (status !== 0) {
+    totals.failed += 1;
+  }
+  return status;
+}
+
+step('unit and integration tests');
+const unit = jest('unit', ['-c', 'jest.config.cjs', '--ignoreProjects', 'e2e']);
+step('end-to-end tests (real processes, one file at a time)');
+const e2e = jest('e2e', ['-c', 'tests/e2e/jest.config.cjs', '--runInBand']);
+
+console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed`);
+process.exit(unit !== 0 || e2e !== 0 || totals.failed > 0 ? 1 : 0);
