@@ -68,5 +68,6 @@ export default defineConfig({
   experimental: { adapter: true },
   engine: 'js',
   schema,
-  adapter: async () => new MigrationPg(parse(url) as pg.PoolConfig),
+  // allowExitOnIdle: the CLI exits as soon as it is done, not after the pool's 10 s idle timeout.
+  adapter: async () => new MigrationPg({ ...(parse(url) as pg.PoolConfig), allowExitOnIdle: true }),
 } as never);

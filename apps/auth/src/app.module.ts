@@ -1,4 +1,5 @@
-import { ServiceCoreModule } from '@acct/grpc';
+import { AccessTokenVerifier } from '@acct/access-token';
+import { ACCESS_TOKEN_VERIFIER, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
@@ -15,6 +16,16 @@ export class AppModule {
           configToken: AUTH_CONFIG,
           config,
           registry,
+          // Auth verifies with its own signing keys.
+          verifier: {
+            provide: ACCESS_TOKEN_VERIFIER,
+            useFactory: () =>
+              new AccessTokenVerifier({
+                issuer: config.TOKEN_ISSUER,
+                audience: config.TOKEN_AUDIENCE,
+                fetchKeys: () => Promise.resolve({ keys: [] }),
+              }),
+          },
           readiness: [AuthDatabaseReadiness],
           imports: [PrismaModule],
         }),

@@ -1,8 +1,9 @@
-import { commonEnv, databaseUrl, grpcAddresses, loadConfig, natsUrl, port } from '@acct/config';
+import { commonEnv, databaseUrl, grpcAddresses, loadConfig, natsUrl, port, tokenEnv } from '@acct/config';
 
 export const authEnv = {
   ...commonEnv,
   ...grpcAddresses,
+  ...tokenEnv,
   ...natsUrl,
   AUTH_DATABASE_URL: databaseUrl('auth'),
   AUTH_GRPC_PORT: port(50052),

@@ -1,4 +1,4 @@
-import { ServiceCoreModule } from '@acct/grpc';
+import { remoteVerifierProvider, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
@@ -15,6 +15,7 @@ export class AppModule {
           configToken: IDENTITY_CONFIG,
           config,
           registry,
+          verifier: remoteVerifierProvider(IDENTITY_CONFIG),
           readiness: [IdentityDatabaseReadiness],
           imports: [PrismaModule],
         }),

@@ -1,8 +1,9 @@
-import { commonEnv, databaseUrl, grpcAddresses, loadConfig, natsUrl, port } from '@acct/config';
+import { commonEnv, databaseUrl, grpcAddresses, loadConfig, natsUrl, port, tokenEnv } from '@acct/config';
 
 export const identityEnv = {
   ...commonEnv,
   ...grpcAddresses,
+  ...tokenEnv,
   ...natsUrl,
   IDENTITY_DATABASE_URL: databaseUrl('identity'),
   IDENTITY_GRPC_PORT: port(50051),

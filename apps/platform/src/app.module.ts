@@ -1,4 +1,4 @@
-import { ServiceCoreModule } from '@acct/grpc';
+import { remoteVerifierProvider, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
@@ -17,6 +17,7 @@ export class AppModule {
           configToken: PLATFORM_CONFIG,
           config,
           registry,
+          verifier: remoteVerifierProvider(PLATFORM_CONFIG),
           readiness: [PlatformDatabaseReadiness],
           imports: [PrismaModule],
         }),

@@ -8,11 +8,13 @@ import {
   objectStorageEnv,
   port,
   redisUrl,
+  tokenEnv,
 } from '@acct/config';
 
 export const platformEnv = {
   ...commonEnv,
   ...grpcAddresses,
+  ...tokenEnv,
   ...redisUrl,
   ...natsUrl,
   ...objectStorageEnv,

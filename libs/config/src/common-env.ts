@@ -68,3 +68,9 @@ export const objectStorageEnv = {
 /** A PostgreSQL URL whose default points at the local server and the service's own database. */
 export const databaseUrl = (database: string) =>
   urlWithScheme(['postgres', 'postgresql'], `postgresql://postgres@127.0.0.1:5432/${database}`);
+
+/** Access tokens: who issues them and for whom; every verifier checks both. */
+export const tokenEnv = {
+  TOKEN_ISSUER: z.string().min(1).default('http://127.0.0.1:8080'),
+  TOKEN_AUDIENCE: z.string().min(1).default('account-platform'),
+};

@@ -2,6 +2,8 @@ import { READINESS_CHECKS, ReadinessCheck } from '@acct/observability';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 
+import { PublicRpc } from './caller.guard';
+
 const CHECK_TIMEOUT_MS = 1000;
 
 type ServingStatus = 'SERVING' | 'NOT_SERVING';
@@ -11,6 +13,7 @@ type ServingStatus = 'SERVING' | 'NOT_SERVING';
  * database, for example), NOT_SERVING otherwise.
  */
 @Controller()
+@PublicRpc()
 export class GrpcHealthController {
   constructor(@Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[]) {}
 

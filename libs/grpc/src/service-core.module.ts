@@ -1,7 +1,8 @@
 import { OpsModule, OpsModuleOptions } from '@acct/observability';
-import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 
+import { ACCESS_TOKEN_VERIFIER, CallerGuard } from './caller.guard';
 import { GrpcHealthController } from './health.controller';
 import { GrpcRequestContextInterceptor } from './request-context.interceptor';
 import { DomainErrorRpcFilter } from './rpc-exception.filter';
@@ -10,6 +11,8 @@ export interface ServiceCoreOptions extends OpsModuleOptions {
   /** The validated config, provided globally under `configToken`. */
   configToken: symbol;
   config: unknown;
+  /** Verifies the access token every non-public call carries. */
+  verifier: Provider;
 }
 
 /**
@@ -20,7 +23,7 @@ export interface ServiceCoreOptions extends OpsModuleOptions {
 @Module({})
 export class ServiceCoreModule {
   static forRoot(options: ServiceCoreOptions): DynamicModule {
-    const { configToken, config, ...ops } = options;
+    const { configToken, config, verifier, ...ops } = options;
     const configProvider = { provide: configToken, useValue: config };
     return {
       module: ServiceCoreModule,
@@ -28,10 +31,12 @@ export class ServiceCoreModule {
       controllers: [GrpcHealthController],
       providers: [
         configProvider,
+        verifier,
         { provide: APP_FILTER, useClass: DomainErrorRpcFilter },
+        { provide: APP_GUARD, useClass: CallerGuard },
         { provide: APP_INTERCEPTOR, useClass: GrpcRequestContextInterceptor },
       ],
-      exports: [configProvider],
+      exports: [configProvider, ACCESS_TOKEN_VERIFIER],
     };
   }
 }

@@ -1,9 +1,11 @@
 import { platformV1 } from '@acct/contracts';
+import { PublicRpc } from '@acct/grpc';
 import { Controller } from '@nestjs/common';
 
 import { HealthMonitor } from './health-monitor.service';
 
 @Controller()
+@PublicRpc()
 @platformV1.PlatformServiceControllerMethods()
 export class HealthGrpcController implements Pick<platformV1.PlatformServiceController, 'getHealth'> {
   constructor(private readonly monitor: HealthMonitor) {}

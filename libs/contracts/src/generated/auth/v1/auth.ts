@@ -9,7 +9,32 @@ import type { Metadata } from "@grpc/grpc-js";
 import { GrpcMethod, GrpcStreamMethod } from "@nestjs/microservices";
 import { Observable } from "rxjs";
 
-/** Auth service: token issuance, signing keys, MFA and lockout. */
+/** Auth service: token issuance and signing keys (later also MFA and lockout). */
+
+export interface IssueTokenRequest {
+  /** password | client_credentials | refresh_token */
+  grantType: string;
+  username: string;
+  password: string;
+  scope: string;
+  mfaCode: string;
+  clientId: string;
+  clientSecret: string;
+  refreshToken: string;
+  /** Who asks, for lockout and audit: the client IP the gateway determined, X-Device-Id, User-Agent. */
+  clientIp: string;
+  deviceId: string;
+  userAgent: string;
+}
+
+export interface IssueTokenResponse {
+  accessToken: string;
+  /** Empty for client_credentials (RFC 6749 §4.4.3). */
+  refreshToken: string;
+  tokenType: string;
+  expiresIn: number;
+  scope: string;
+}
 
 export interface GetJwksRequest {
 }
@@ -22,8 +47,6 @@ export interface Jwk {
   crv: string;
   x: string;
   y: string;
-  n: string;
-  e: string;
 }
 
 export interface GetJwksResponse {
@@ -31,13 +54,24 @@ export interface GetJwksResponse {
 }
 
 export interface AuthServiceClient {
-  /** The public keys that verify access tokens (RFC 7517 JWK Set). */
+  /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
+
+  issueToken(request: IssueTokenRequest, metadata?: Metadata): Observable<IssueTokenResponse>;
+
+  /** The public keys that verify access tokens (RFC 7517 JWK Set). Needs no caller. */
 
   getJwks(request: GetJwksRequest, metadata?: Metadata): Observable<GetJwksResponse>;
 }
 
 export interface AuthServiceController {
-  /** The public keys that verify access tokens (RFC 7517 JWK Set). */
+  /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
+
+  issueToken(
+    request: IssueTokenRequest,
+    metadata?: Metadata,
+  ): Promise<IssueTokenResponse> | Observable<IssueTokenResponse> | IssueTokenResponse;
+
+  /** The public keys that verify access tokens (RFC 7517 JWK Set). Needs no caller. */
 
   getJwks(
     request: GetJwksRequest,
@@ -47,7 +81,7 @@ export interface AuthServiceController {
 
 export function AuthServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["getJwks"];
+    const grpcMethods: string[] = ["issueToken", "getJwks"];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("AuthService", method)(constructor.prototype[method], method, descriptor);

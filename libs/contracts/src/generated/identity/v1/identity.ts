@@ -9,11 +9,60 @@ import type { Metadata } from "@grpc/grpc-js";
 import { GrpcMethod, GrpcStreamMethod } from "@nestjs/microservices";
 import { Observable } from "rxjs";
 
-/** Identity service: orgs and their users. */
+/**
+ * Identity service: orgs and their users. Every method needs a caller (an access token in the
+ * `authorization` metadata) except where noted.
+ */
+
+export interface Profile {
+  locale?: string | undefined;
+  timezone?: string | undefined;
+}
+
+export interface CreateUserRequest {
+  email: string;
+  displayName: string;
+  password?:
+    | string
+    | undefined;
+  /** Empty: ["member"]. */
+  roles: string[];
+  orgId?: string | undefined;
+  sendActivation?: boolean | undefined;
+  profile?:
+    | Profile
+    | undefined;
+  /** Idempotency-Key header, if any, and the request fingerprint (method, path, canonical JSON body). */
+  idempotencyKey?: string | undefined;
+  requestFingerprint: string;
+}
+
+export interface CreateUserResponse {
+  user:
+    | User
+    | undefined;
+  /** True when this is the stored answer to an earlier request with the same idempotency key. */
+  replayed: boolean;
+}
 
 export interface GetUserRequest {
-  /** A user id, or "me" for the caller itself. */
+  /** A user id, or "me" for the calling user. */
   id: string;
+}
+
+export interface GetUserResponse {
+  user: User | undefined;
+}
+
+export interface VerifyPasswordRequest {
+  email: string;
+  password: string;
+}
+
+export interface VerifyPasswordResponse {
+  valid: boolean;
+  /** Set only when valid. */
+  user: User | undefined;
 }
 
 export interface User {
@@ -24,32 +73,62 @@ export interface User {
   /** pending | active */
   status: string;
   roles: string[];
-  /** ISO 8601 UTC */
+  /** ISO 8601 UTC, milliseconds. */
   createdAt: string;
 }
 
-export interface GetUserResponse {
-  user: User | undefined;
-}
-
 export interface IdentityServiceClient {
+  /**
+   * Creates a user in the caller's org (contract §3). With an idempotency key, a repeated request
+   * within 24 h answers what the first one answered.
+   */
+
+  createUser(request: CreateUserRequest, metadata?: Metadata): Observable<CreateUserResponse>;
+
   /** One user of the caller's org; NOT_FOUND for users of other orgs. */
 
   getUser(request: GetUserRequest, metadata?: Metadata): Observable<GetUserResponse>;
+
+  /**
+   * Checks a login; for the auth service only (scope `internal:identity`). An unknown e-mail and a
+   * wrong password give the same answer in about the same time.
+   */
+
+  verifyPassword(request: VerifyPasswordRequest, metadata?: Metadata): Observable<VerifyPasswordResponse>;
 }
 
 export interface IdentityServiceController {
+  /**
+   * Creates a user in the caller's org (contract §3). With an idempotency key, a repeated request
+   * within 24 h answers what the first one answered.
+   */
+
+  createUser(
+    request: CreateUserRequest,
+    metadata?: Metadata,
+  ): Promise<CreateUserResponse> | Observable<CreateUserResponse> | CreateUserResponse;
+
   /** One user of the caller's org; NOT_FOUND for users of other orgs. */
 
   getUser(
     request: GetUserRequest,
     metadata?: Metadata,
   ): Promise<GetUserResponse> | Observable<GetUserResponse> | GetUserResponse;
+
+  /**
+   * Checks a login; for the auth service only (scope `internal:identity`). An unknown e-mail and a
+   * wrong password give the same answer in about the same time.
+   */
+
+  verifyPassword(
+    request: VerifyPasswordRequest,
+    metadata?: Metadata,
+  ): Promise<VerifyPasswordResponse> | Observable<VerifyPasswordResponse> | VerifyPasswordResponse;
 }
 
 export function IdentityServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["getUser"];
+    const grpcMethods: string[] = ["createUser", "getUser", "verifyPassword"];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("IdentityService", method)(constructor.prototype[method], method, descriptor);

@@ -1,0 +1,3 @@
+export * from './caller';
+export * from './scopes';
+export * from './verifier';

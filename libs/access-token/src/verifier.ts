@@ -1,0 +1,109 @@
+import { DomainError } from '@acct/problem';
+import { createLocalJWKSet, errors, JSONWebKeySet, JWTPayload, jwtVerify } from 'jose';
+
+import { Caller } from './caller';
+
+/** RFC 9068 access tokens, signed with ECDSA P-256 only: no other algorithm is ever accepted. */
+export const ACCESS_TOKEN_TYPE = 'at+jwt';
+export const SIGNING_ALGORITHM = 'ES256';
+
+export interface VerifierOptions {
+  issuer: string;
+  audience: string;
+  /** Where the current public keys come from (the auth service). */
+  fetchKeys: () => Promise<JSONWebKeySet>;
+  /** Keys are refetched on an unknown `kid` at most this often. */
+  refetchIntervalMs?: number;
+  now?: () => number;
+}
+
+export interface AccessTokenClaims extends JWTPayload {
+  scope: string;
+  org_id: string;
+  client_id: string;
+  roles?: string[];
+  kind?: 'user' | 'client';
+}
+
+const invalidToken = (description: string) =>
+  new DomainError('unauthenticated', description, {
+    headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${description}"` },
+  });
+
+/**
+ * Verifies access tokens locally against the auth service's JWKS: cached, refreshed when a token
+ * names a key it does not know (throttled, so forged `kid`s cannot make it hammer the auth service).
+ */
+export class AccessTokenVerifier {
+  private keys?: ReturnType<typeof createLocalJWKSet>;
+  private knownKids = new Set<string>();
+  private lastFetch = 0;
+  private fetching?: Promise<void>;
+
+  constructor(private readonly options: VerifierOptions) {}
+
+  async verify(token: string): Promise<Caller> {
+    const kid = this.kidOf(token);
+    if (!this.knownKids.has(kid)) await this.refresh(!this.keys);
+    if (!this.keys || !this.knownKids.has(kid)) throw invalidToken('The token is signed with an unknown key.');
+    try {
+      const { payload } = await jwtVerify<AccessTokenClaims>(token, this.keys, {
+        algorithms: [SIGNING_ALGORITHM],
+        typ: ACCESS_TOKEN_TYPE,
+        issuer: this.options.issuer,
+        audience: this.options.audience,
+        requiredClaims: ['sub', 'exp', 'iat', 'jti', 'scope', 'org_id', 'client_id'],
+        currentDate: this.options.now ? new Date(this.options.now()) : undefined,
+        clockTolerance: 5,
+      });
+      return toCaller(payload);
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) throw invalidToken('The token has expired.');
+      if (error instanceof DomainError) throw error;
+      throw invalidToken('The token is invalid.');
+    }
+  }
+
+  private kidOf(token: string): string {
+    const [header] = token.split('.');
+    try {
+      const { kid, alg } = JSON.parse(Buffer.from(header ?? '', 'base64url').toString('utf8')) as {
+        kid?: unknown;
+        alg?: unknown;
+      };
+      if (alg !== SIGNING_ALGORITHM) throw invalidToken('The token is not signed with an accepted algorithm.');
+      if (typeof kid === 'string' && kid.length > 0) return kid;
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+    }
+    throw invalidToken('The token is malformed.');
+  }
+
+  private refresh(force: boolean): Promise<void> {
+    const now = Date.now();
+    if (!force && now - this.lastFetch < (this.options.refetchIntervalMs ?? 5000)) return Promise.resolve();
+    this.fetching ??= this.options
+      .fetchKeys()
+      .then((set) => {
+        this.keys = createLocalJWKSet(set);
+        this.knownKids = new Set(set.keys.map((key) => key.kid).filter((kid): kid is string => !!kid));
+        this.lastFetch = Date.now();
+      })
+      .finally(() => (this.fetching = undefined));
+    return this.fetching;
+  }
+}
+
+function toCaller(claims: AccessTokenClaims): Caller {
+  const scopes = new Set(claims.scope.split(' ').filter(Boolean));
+  return {
+    subject: claims.sub!,
+    kind: claims.kind === 'client' ? 'client' : 'user',
+    orgId: claims.org_id,
+    clientId: claims.client_id,
+    scopes,
+    roles: Array.isArray(claims.roles) ? claims.roles.filter((role) => typeof role === 'string') : [],
+    tokenId: claims.jti!,
+    expiresAt: claims.exp! * 1000,
+  };
+}

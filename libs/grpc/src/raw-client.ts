@@ -1,0 +1,40 @@
+import path from 'node:path';
+
+import { ChannelCredentials, GrpcObject, loadPackageDefinition, ServiceClientConstructor } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+
+import { PROTO_LOADER_OPTIONS, protoDir } from './proto';
+
+export type RawClient = InstanceType<ServiceClientConstructor>;
+
+/**
+ * A plain grpc-js client of one service, for code that runs outside Nest's DI (probes, token
+ * verifiers, the CLI). `service` is fully qualified: `grpc.health.v1.Health`.
+ */
+export function createRawClient(protoFile: string, service: string, address: string, configuredProtoDir?: string) {
+  const root = protoDir(configuredProtoDir);
+  const definition = loadSync(path.join(root, protoFile), { ...PROTO_LOADER_OPTIONS, includeDirs: [root] });
+  let node: unknown = loadPackageDefinition(definition);
+  for (const part of service.split('.')) node = (node as GrpcObject)[part];
+  const Client = node as ServiceClientConstructor;
+  return new Client(address, ChannelCredentials.createInsecure(), {
+    'grpc.initial_reconnect_backoff_ms': 200,
+    'grpc.max_reconnect_backoff_ms': 2000,
+  });
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  options: { deadline: Date },
+  callback: (error: Error | null, response?: Res) => void,
+) => void;
+
+/** Calls one unary method of a raw client with a deadline. */
+export function callRaw<Req, Res>(client: RawClient, method: string, request: Req, timeoutMs: number): Promise<Res> {
+  const call = (client as unknown as Record<string, UnaryMethod<Req, Res>>)[method].bind(client);
+  return new Promise((resolve, reject) => {
+    call(request, { deadline: new Date(Date.now() + timeoutMs) }, (error, response) =>
+      error ? reject(error) : resolve(response as Res),
+    );
+  });
+}
