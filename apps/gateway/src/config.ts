@@ -1,9 +1,10 @@
-import { commonEnv, grpcAddresses, loadConfig, port, serviceVersion } from '@acct/config';
+import { commonEnv, grpcAddresses, loadConfig, port, serviceVersion, tokenEnv } from '@acct/config';
 import { z } from 'zod';
 
 export const gatewayEnv = {
   ...commonEnv,
   ...grpcAddresses,
+  ...tokenEnv,
   GATEWAY_PORT: port(8080),
   GATEWAY_OPS_PORT: port(9080),
   /** Comma-separated addresses/CIDRs whose X-Forwarded-For is believed. Empty: the socket address. */

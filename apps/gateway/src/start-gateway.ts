@@ -37,6 +37,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   // Only JSON is a body; everything else is 415 (the token endpoint adds form encoding itself).
   fastify.removeContentTypeParser('text/plain');
+  // Nest registers the JSON and form parsers; routes other than the token endpoint refuse forms (415).
 
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, routes), adapter, {
     logger: new NestPinoLogger(logger),

@@ -1,5 +1,6 @@
-import { DomainError } from '@acct/problem';
 import { createHmac } from 'node:crypto';
+
+import { DomainError } from '@acct/problem';
 import { exportJWK, generateKeyPair, JWK, KeyLike, SignJWT } from 'jose';
 
 import { mayGrant, parseScope, scopesOfRoles } from './scopes';

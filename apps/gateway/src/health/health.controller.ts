@@ -4,6 +4,7 @@ import { DomainError } from '@acct/problem';
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 
+import { Public } from '../auth/access.decorators';
 import { PlatformBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig, SERVICE_VERSION } from '../config';
 
@@ -33,6 +34,7 @@ export class HealthController {
   ) {}
 
   @Get('health')
+  @Public()
   async health(@Res() reply: FastifyReply) {
     const report = await this.report();
     return reply
@@ -50,7 +52,7 @@ export class HealthController {
       uptime_seconds: Math.floor(process.uptime()),
     };
     try {
-      const answer = await this.platform.getHealth(HEALTH_DEADLINE_MS);
+      const answer = await this.platform.call('getHealth', {}, { deadlineMs: HEALTH_DEADLINE_MS });
       const platform = { component: 'platform', status: 'up' as const, latency_ms: millisSince(started) };
       return {
         status: answer.status as HealthReport['status'],

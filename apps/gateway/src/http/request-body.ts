@@ -1,0 +1,22 @@
+import { DomainError } from '@acct/problem';
+import type { FastifyRequest } from 'fastify';
+
+export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+
+export function mediaTypeOf(request: FastifyRequest): string {
+  return (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
+
+export const isJsonMediaType = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
+
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The body of a JSON-only route: 415 for any other media type, 400 unless it is a JSON object. */
+export function jsonObjectBody(request: FastifyRequest): Record<string, unknown> {
+  if (!isJsonMediaType(mediaTypeOf(request))) {
+    throw new DomainError('unsupported_media_type', 'Send the body as application/json.');
+  }
+  if (!isPlainObject(request.body)) throw new DomainError('malformed_body', 'The request body must be a JSON object.');
+  return request.body;
+}

@@ -1,0 +1,72 @@
+import { DomainError } from '@acct/problem';
+import type { FastifyRequest } from 'fastify';
+
+import { FORM_CONTENT_TYPE, isJsonMediaType, isPlainObject, mediaTypeOf } from '../http/request-body';
+
+const FIELDS = [
+  'grant_type',
+  'username',
+  'password',
+  'scope',
+  'mfa_code',
+  'client_id',
+  'client_secret',
+  'refresh_token',
+] as const;
+export type TokenParameters = Record<(typeof FIELDS)[number], string>;
+
+/** An RFC 6749 §5.2 error: the OAuth `error` member beside the problem members. */
+export const oauthError = (code: 'invalid_request' | 'invalid_client', description: string) =>
+  new DomainError(code, description, { extensions: { error: code, error_description: description } });
+
+/**
+ * The parameters of `POST /v2/auth/token` from a JSON or form body, and client credentials from HTTP
+ * Basic (RFC 6749 §2.3.1). Unknown parameters are ignored, as RFC 6749 §3.2 asks; a known one sent
+ * twice or not as a string is refused.
+ */
+export function tokenParameters(request: FastifyRequest): TokenParameters {
+  const mediaType = mediaTypeOf(request);
+  if (mediaType !== FORM_CONTENT_TYPE && !isJsonMediaType(mediaType)) {
+    throw new DomainError('unsupported_media_type', `Send the body as application/json or ${FORM_CONTENT_TYPE}.`);
+  }
+  if (!isPlainObject(request.body)) throw new DomainError('malformed_body', 'The request body must be an object.');
+  const body = request.body;
+  const parameters = {} as TokenParameters;
+  for (const field of FIELDS) {
+    const value = body[field];
+    if (value !== undefined && typeof value !== 'string') {
+      throw oauthError('invalid_request', `${field} must be given once, as a string.`);
+    }
+    parameters[field] = value ?? '';
+  }
+  parameters.grant_type ||= 'password';
+  const basic = basicCredentials(request.headers.authorization);
+  if (basic) {
+    if (parameters.client_secret) {
+      throw oauthError('invalid_request', 'Send client credentials either in the body or with HTTP Basic, not both.');
+    }
+    if (parameters.client_id && parameters.client_id !== basic.id) {
+      throw oauthError('invalid_request', 'client_id differs from the HTTP Basic user.');
+    }
+    parameters.client_id = basic.id;
+    parameters.client_secret = basic.secret;
+  }
+  return parameters;
+}
+
+function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+  const match = header ? /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header) : null;
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw oauthError('invalid_client', 'The HTTP Basic credentials are malformed.');
+  try {
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined.
+    return {
+      id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
+      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
+    };
+  } catch {
+    throw oauthError('invalid_client', 'The HTTP Basic credentials are malformed.');
+  }
+}

@@ -1,0 +1,89 @@
+import { DomainError } from '@acct/problem';
+
+import { parseOrFail } from '../http/validation';
+import { createUserBody, isLanguageTag, isTimeZone } from './create-user.schema';
+
+const valid = { email: '  Ada@Example.COM ', display_name: ' Ada ' };
+
+const errorsOf = (body: unknown) => {
+  try {
+    parseOrFail(createUserBody, body);
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError);
+    return (error as DomainError).options.errors;
+  }
+  throw new Error('body was accepted');
+};
+
+describe('POST /v2/users body', () => {
+  it('accepts the minimal body, trimming e-mail and display name', () => {
+    expect(parseOrFail(createUserBody, valid)).toEqual({ email: 'Ada@Example.COM', display_name: 'Ada' });
+  });
+
+  it('accepts every optional field', () => {
+    const body = {
+      ...valid,
+      password: 'correct horse',
+      roles: ['admin', 'viewer'],
+      org_id: 'org-1',
+      send_activation: false,
+      profile: { locale: 'en-GB', timezone: 'Europe/Berlin' },
+    };
+    expect(parseOrFail(createUserBody, body)).toMatchObject({ roles: ['admin', 'viewer'], send_activation: false });
+  });
+
+  it('lists every failing field at once', () => {
+    const errors = errorsOf({
+      email: 'not-an-email',
+      display_name: '',
+      password: 'short',
+      roles: [],
+      profile: { locale: 'not a locale!', timezone: 'Mars/Olympus' },
+      extra: 1,
+    });
+    expect(errors?.map((error) => error.field).sort()).toEqual(
+      ['display_name', 'email', 'extra', 'password', 'profile.locale', 'profile.timezone', 'roles'].sort(),
+    );
+  });
+
+  it('says which required fields are missing', () => {
+    expect(errorsOf({})).toEqual([
+      { field: 'email', message: 'is required' },
+      { field: 'display_name', message: 'is required' },
+    ]);
+  });
+
+  it.each([
+    [{ ...valid, email: `${'a'.repeat(250)}@b.co` }, 'email'],
+    [{ ...valid, display_name: 'x'.repeat(65) }, 'display_name'],
+    [{ ...valid, display_name: 'tab\there' }, 'display_name'],
+    [{ ...valid, password: 'p'.repeat(129) }, 'password'],
+    [{ ...valid, roles: ['member', 'member'] }, 'roles'],
+    [{ ...valid, roles: ['owner'] }, 'roles.0'],
+    [{ ...valid, roles: 'admin' }, 'roles'],
+    [{ ...valid, send_activation: 'yes' }, 'send_activation'],
+    [{ ...valid, profile: { locale: 'en', theme: 'dark' } }, 'profile.theme'],
+    [{ ...valid, profile: 'zh-CN' }, 'profile'],
+    [{ ...valid, email: 42 }, 'email'],
+  ])('refuses %j at %s', (body, field) => {
+    expect(errorsOf(body)?.map((error) => error.field)).toEqual([field]);
+  });
+
+  it('counts display name length in code points, not UTF-16 units', () => {
+    expect(parseOrFail(createUserBody, { ...valid, display_name: '😀'.repeat(64) }).display_name).toHaveLength(128);
+    expect(errorsOf({ ...valid, display_name: '😀'.repeat(65) })?.[0]?.field).toBe('display_name');
+  });
+});
+
+describe('profile rules', () => {
+  it.each(['zh-CN', 'en', 'pt-BR', 'sr-Latn-RS'])('%s is a language tag', (tag) =>
+    expect(isLanguageTag(tag)).toBe(true),
+  );
+  it.each(['', 'english!', 'zh_CN', '12'])('%p is not a language tag', (tag) => expect(isLanguageTag(tag)).toBe(false));
+  it.each(['Asia/Shanghai', 'UTC', 'America/Argentina/Buenos_Aires'])('%s is a time zone', (zone) =>
+    expect(isTimeZone(zone)).toBe(true),
+  );
+  it.each(['Mars/Olympus', '+01:00', '', 'asia shanghai'])('%p is not a time zone', (zone) =>
+    expect(isTimeZone(zone)).toBe(false),
+  );
+});

@@ -1,0 +1,72 @@
+import { ROLES } from '@acct/access-token';
+import { z } from 'zod';
+
+const CONTROL_CHARACTERS = /\p{Cc}/u;
+const codePoints = (value: string) => [...value].length;
+
+/** A BCP 47 language tag that Intl understands (`zh-CN`, `en`, `pt-BR`). */
+export function isLanguageTag(value: string): boolean {
+  if (!/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/.test(value)) return false;
+  try {
+    return Intl.getCanonicalLocales(value).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** An IANA time zone name (`Asia/Shanghai`, `UTC`), not an offset. */
+export function isTimeZone(value: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(value)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const trimmed = z.string().transform((value) => value.trim());
+
+/** `POST /v2/users` body (interface §4.1, contract §3); unknown fields are refused. */
+export const createUserBody = z
+  .object({
+    email: trimmed.pipe(
+      z
+        .string()
+        .min(1, 'must not be empty')
+        .max(254, 'must be at most 254 characters')
+        .pipe(z.email('must be a valid e-mail address')),
+    ),
+    display_name: trimmed
+      .refine((value) => codePoints(value) >= 1, 'must not be empty')
+      .refine((value) => codePoints(value) <= 64, 'must be at most 64 characters')
+      .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters'),
+    password: z
+      .string()
+      .refine((value) => codePoints(value) >= 8, 'must be at least 8 characters')
+      .refine((value) => codePoints(value) <= 128, 'must be at most 128 characters')
+      .optional(),
+    roles: z
+      .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))
+      .min(1, 'must name at least one role')
+      .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role')
+      .optional(),
+    org_id: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
+    send_activation: z.boolean().optional(),
+    profile: z
+      .object({
+        locale: z.string().refine(isLanguageTag, 'must be a BCP 47 language tag such as zh-CN').optional(),
+        timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Asia/Shanghai').optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type CreateUserBody = z.output<typeof createUserBody>;
+
+/** Contract §3: 1–255 printable ASCII characters. */
+export const idempotencyKey = z
+  .string()
+  .regex(/^[\x20-\x7e]{1,255}$/, 'must be 1–255 printable ASCII characters')
+  .optional();
