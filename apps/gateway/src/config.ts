@@ -1,14 +1,19 @@
-import { commonEnv, grpcAddresses, loadConfig, port, serviceVersion, tokenEnv } from '@acct/config';
+import { commonEnv, grpcAddresses, loadConfig, millis, port, redisUrl, serviceVersion, tokenEnv } from '@acct/config';
 import { z } from 'zod';
 
 export const gatewayEnv = {
   ...commonEnv,
   ...grpcAddresses,
   ...tokenEnv,
+  ...redisUrl,
   GATEWAY_PORT: port(8080),
   GATEWAY_OPS_PORT: port(9080),
   /** Comma-separated addresses/CIDRs whose X-Forwarded-For is believed. Empty: the socket address. */
   TRUSTED_PROXIES: z.string().default(''),
+  /** A rate-limit decision waits this long for Redis before the in-process fallback decides. */
+  RATE_LIMIT_REDIS_TIMEOUT_MS: millis(100),
+  /** How long the gateway keeps an org's tiers before asking the platform again. */
+  RATE_LIMIT_TIERS_TTL_MS: millis(10_000),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -1,5 +1,7 @@
+import { METRICS_REGISTRY } from '@acct/observability';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { Registry } from 'prom-client';
 
 import { AuthModule } from './auth/auth.module';
 import { BackendsModule } from './backends/backends.module';
@@ -8,24 +10,27 @@ import { HealthController } from './health/health.controller';
 import { ProblemFilter } from './http/problem.filter';
 import { HttpRequestContextInterceptor } from './http/request-context.interceptor';
 import { RouteTable } from './http/route-table';
+import { QuotaController } from './quotas/quota.controller';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { TokenController } from './tokens/token.controller';
 import { UsersController } from './users/users.controller';
 
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(config: GatewayConfig, routes: RouteTable): DynamicModule {
+  static forRoot(config: GatewayConfig, routes: RouteTable, registry: Registry): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [BackendsModule, AuthModule],
-      controllers: [HealthController, TokenController, UsersController],
+      imports: [BackendsModule, AuthModule, RateLimitsModule],
+      controllers: [HealthController, TokenController, UsersController, QuotaController],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: RouteTable, useValue: routes },
+        { provide: METRICS_REGISTRY, useValue: registry },
         { provide: APP_FILTER, useClass: ProblemFilter },
         { provide: APP_INTERCEPTOR, useClass: HttpRequestContextInterceptor },
       ],
-      exports: [GATEWAY_CONFIG],
+      exports: [GATEWAY_CONFIG, METRICS_REGISTRY],
     };
   }
 }

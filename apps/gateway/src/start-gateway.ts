@@ -8,6 +8,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { RouteTable } from './http/route-table';
+import { RateLimitHook } from './rate-limits/rate-limit.hook';
 
 /** Contract §1: bodies over 64 KiB are refused with 413. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -27,6 +28,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: false,
+    // X-Forwarded-For is believed only from these proxies; otherwise the socket's address is the client.
+    trustProxy: trustedProxies(config.TRUSTED_PROXIES),
     genReqId: (request: IncomingMessage) => acceptRequestId(request.headers['x-request-id']),
     return503OnClosing: true,
   });
@@ -39,9 +42,15 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   fastify.removeContentTypeParser('text/plain');
   // Nest registers the JSON and form parsers; routes other than the token endpoint refuse forms (415).
 
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, routes), adapter, {
-    logger: new NestPinoLogger(logger),
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    GatewayModule.forRoot(config, routes, registry),
+    adapter,
+    {
+      logger: new NestPinoLogger(logger),
+    },
+  );
+  const rateLimits = app.get(RateLimitHook);
+  fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
   app.enableShutdownHooks();
   await app.listen(config.GATEWAY_PORT, config.BIND_HOST);
 
@@ -61,4 +70,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       await ops.close();
     },
   };
+}
+
+function trustedProxies(setting: string): string[] | false {
+  const proxies = setting
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  return proxies.length > 0 ? proxies : false;
 }

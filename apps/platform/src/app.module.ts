@@ -6,6 +6,8 @@ import { PLATFORM_CONFIG, PlatformConfig } from './config';
 import { HealthModule } from './health/health.module';
 import { PrismaModule } from './prisma/prisma.module';
 import { PlatformDatabaseReadiness } from './prisma/prisma.service';
+import { QuotasModule } from './quotas/quotas.module';
+import { RateLimitsModule } from './rate-limits/rate-limits.module';
 
 @Module({})
 export class AppModule {
@@ -22,6 +24,8 @@ export class AppModule {
           imports: [PrismaModule],
         }),
         HealthModule,
+        RateLimitsModule,
+        QuotasModule,
       ],
     };
   }

@@ -53,7 +53,11 @@ export const grpcAddresses = {
   PLATFORM_GRPC_ADDR: grpcAddress('127.0.0.1:50053'),
 };
 
-export const redisUrl = { REDIS_URL: urlWithScheme(['redis', 'rediss'], 'redis://127.0.0.1:6379') };
+export const redisUrl = {
+  REDIS_URL: urlWithScheme(['redis', 'rediss'], 'redis://127.0.0.1:6379'),
+  /** Prefix of every key this installation writes, so several can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().default(''),
+};
 export const natsUrl = { NATS_URL: urlWithScheme(['nats', 'tls'], 'nats://127.0.0.1:4222') };
 
 export const objectStorageEnv = {

@@ -1,5 +1,6 @@
 export * from './databases';
 export * from './dedicated-servers';
+export * from './http';
 export * from './local-object-storage';
 export * from './ports';
 export * from './stack';

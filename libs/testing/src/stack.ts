@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -35,6 +35,7 @@ interface Ports {
  */
 export class TestStack {
   private readonly children = new Map<AppName, ChildProcess>();
+  private readonly extras: ChildProcess[] = [];
 
   private constructor(
     private readonly apps: readonly AppName[],
@@ -66,6 +67,7 @@ export class TestStack {
       IDENTITY_DATABASE_URL: databaseUrl(names.identity, options.postgresPort),
       AUTH_DATABASE_URL: databaseUrl(names.auth, options.postgresPort),
       PLATFORM_DATABASE_URL: databaseUrl(names.platform, options.postgresPort),
+      REDIS_KEY_PREFIX: `test:${ports.http}:`,
       REDIS_URL: options.redisUrl ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
       NATS_URL: options.natsUrl ?? process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
       S3_ENDPOINT: options.s3Endpoint ?? 'http://127.0.0.1:9',
@@ -129,6 +131,31 @@ export class TestStack {
     exited.catch(() => undefined);
   }
 
+  /**
+   * Another gateway process against the same backends, Redis and databases (scale-out); stopped with
+   * the stack. Answers its base URL.
+   */
+  async startExtraGateway(): Promise<string> {
+    const http = await freePort();
+    const ops = await freePort();
+    const log = fs.openSync(path.join(this.logDir, `${this.ports.http}-gateway-${http}.log`), 'a');
+    const child = spawn(
+      process.execPath,
+      ['-r', path.join(repositoryRoot, 'tools/run-ts.cjs'), path.join(repositoryRoot, 'apps/gateway/src/main.ts')],
+      {
+        cwd: repositoryRoot,
+        env: { ...process.env, ...this.env, GATEWAY_PORT: String(http), GATEWAY_OPS_PORT: String(ops) },
+        stdio: ['ignore', log, log],
+      },
+    );
+    fs.closeSync(log);
+    this.extras.push(child);
+    await waitFor('extra gateway', async () => ((await fetch(`http://127.0.0.1:${ops}/livez`)).ok ? true : undefined), {
+      timeoutMs: 30_000,
+    });
+    return `http://127.0.0.1:${http}`;
+  }
+
   /** Stops one process: SIGTERM (graceful), or SIGKILL to crash it. */
   async stopApp(app: AppName, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.children.get(app);
@@ -142,8 +169,20 @@ export class TestStack {
   }
 
   async close(): Promise<void> {
+    for (const extra of this.extras) extra.kill('SIGKILL');
     await Promise.all([...this.children.keys()].map((app) => this.stopApp(app)));
     await dropDatabases(this.databases);
+  }
+
+  /** Runs the operator CLI (`npm run cli -- …`) against this stack's databases; its JSON answer. */
+  cli<T = Record<string, unknown>>(...args: string[]): T {
+    const result = spawnSync(process.execPath, [path.join(repositoryRoot, 'tools/cli.mjs'), ...args, '--json'], {
+      cwd: repositoryRoot,
+      env: { ...process.env, ...this.env },
+      encoding: 'utf8',
+    });
+    if (result.status !== 0) throw new Error(`cli ${args[0]} failed: ${result.stderr}`);
+    return JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '') as T;
   }
 
   get running(): AppName[] {

@@ -1,4 +1,4 @@
-import { AccessTokenVerifier } from '@acct/access-token';
+import { AccessTokenVerifier, Caller } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -26,6 +26,8 @@ export class AuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const request = context.switchToHttp().getRequest<FastifyRequest & Partial<AuthenticatedRequest>>();
+    // The rate limiter already verified a valid token of this request.
+    if (request.caller) return this.checkScope(request.caller, targets);
     const header = request.headers.authorization;
     if (!header) {
       throw new DomainError('unauthenticated', 'This operation needs a bearer access token.', {
@@ -40,8 +42,12 @@ export class AuthGuard implements CanActivate {
     }
     request.caller = await this.verifier.verify(token);
     request.accessToken = token;
+    return this.checkScope(request.caller, targets);
+  }
+
+  private checkScope(caller: Caller, targets: Parameters<Reflector['getAllAndOverride']>[1]): boolean {
     const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);
-    if (scope && !request.caller.scopes.has(scope)) {
+    if (scope && !caller.scopes.has(scope)) {
       throw new DomainError('insufficient_scope', `This operation needs the scope ${scope}.`, {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` },
       });

@@ -1,15 +1,16 @@
 import { platformV1 } from '@acct/contracts';
 import { PublicRpc } from '@acct/grpc';
 import { Controller } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
 
 import { HealthMonitor } from './health-monitor.service';
 
 @Controller()
 @PublicRpc()
-@platformV1.PlatformServiceControllerMethods()
 export class HealthGrpcController implements Pick<platformV1.PlatformServiceController, 'getHealth'> {
   constructor(private readonly monitor: HealthMonitor) {}
 
+  @GrpcMethod(platformV1.PLATFORM_SERVICE_NAME, 'GetHealth')
   getHealth(): platformV1.GetHealthResponse {
     const { status, checks } = this.monitor.latest();
     return {

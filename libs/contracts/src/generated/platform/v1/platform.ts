@@ -32,10 +32,60 @@ export interface GetHealthResponse {
   checks: ComponentCheck[];
 }
 
+export interface GetRateLimitsRequest {
+  orgId: string;
+}
+
+export interface RateLimitTier {
+  group: string;
+  ratePerMinute: number;
+  burst: number;
+  /** per-ip | per-token */
+  scope: string;
+}
+
+export interface GetRateLimitsResponse {
+  tiers: RateLimitTier[];
+}
+
+export interface GetQuotaRequest {
+  /** Empty: every dimension. */
+  dimension: string;
+}
+
+export interface Quota {
+  /** compute | storage | network | api */
+  dimension: string;
+  name: string;
+  used: number;
+  limit: number;
+  /** core | count | GB | req/day */
+  unit: string;
+}
+
+export interface GetQuotaResponse {
+  orgId: string;
+  quotas: Quota[];
+}
+
 export interface PlatformServiceClient {
   /** The latest results of the background dependency probes; never probes on demand. */
 
   getHealth(request: GetHealthRequest, metadata?: Metadata): Observable<GetHealthResponse>;
+
+  /**
+   * The rate-limit tiers of an org (its plan's, with the org's overrides); of the default plan when
+   * org_id is empty. Needs no caller: the gateway asks for every request, signed in or not.
+   */
+
+  getRateLimits(request: GetRateLimitsRequest, metadata?: Metadata): Observable<GetRateLimitsResponse>;
+
+  /**
+   * The caller's org's quotas with current usage; one dimension when given (compute, storage,
+   * network, api). Needs a caller with scope system:read or users:write.
+   */
+
+  getQuota(request: GetQuotaRequest, metadata?: Metadata): Observable<GetQuotaResponse>;
 }
 
 export interface PlatformServiceController {
@@ -45,11 +95,31 @@ export interface PlatformServiceController {
     request: GetHealthRequest,
     metadata?: Metadata,
   ): Promise<GetHealthResponse> | Observable<GetHealthResponse> | GetHealthResponse;
+
+  /**
+   * The rate-limit tiers of an org (its plan's, with the org's overrides); of the default plan when
+   * org_id is empty. Needs no caller: the gateway asks for every request, signed in or not.
+   */
+
+  getRateLimits(
+    request: GetRateLimitsRequest,
+    metadata?: Metadata,
+  ): Promise<GetRateLimitsResponse> | Observable<GetRateLimitsResponse> | GetRateLimitsResponse;
+
+  /**
+   * The caller's org's quotas with current usage; one dimension when given (compute, storage,
+   * network, api). Needs a caller with scope system:read or users:write.
+   */
+
+  getQuota(
+    request: GetQuotaRequest,
+    metadata?: Metadata,
+  ): Promise<GetQuotaResponse> | Observable<GetQuotaResponse> | GetQuotaResponse;
 }
 
 export function PlatformServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["getHealth"];
+    const grpcMethods: string[] = ["getHealth", "getRateLimits", "getQuota"];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("PlatformService", method)(constructor.prototype[method], method, descriptor);

@@ -1,0 +1,43 @@
+import { Controller, Get, Query, Req } from '@nestjs/common';
+
+import { RequireScope } from '../auth/access.decorators';
+import type { AuthenticatedRequest } from '../auth/authenticated-request';
+import { PlatformBackend } from '../backends/backends.module';
+
+/** Interface §2.5. */
+export interface QuotaResource {
+  dimension: string;
+  name: string;
+  used: number;
+  limit: number;
+  unit: string;
+}
+
+@Controller('v2/system')
+export class QuotaController {
+  constructor(private readonly platform: PlatformBackend) {}
+
+  /** The caller's org's quotas and usage, optionally one dimension (interface §4.5). */
+  @Get('quota')
+  @RequireScope('system:read')
+  async quota(
+    @Req() request: AuthenticatedRequest,
+    @Query('dimension') dimension: unknown,
+  ): Promise<{ org_id: string; quotas: QuotaResource[] }> {
+    const { orgId, quotas } = await this.platform.call(
+      'getQuota',
+      { dimension: typeof dimension === 'string' ? dimension : Array.isArray(dimension) ? '\u0000' : '' },
+      { accessToken: request.accessToken },
+    );
+    return {
+      org_id: orgId,
+      quotas: quotas.map(({ dimension: quotaDimension, name, used, limit, unit }) => ({
+        dimension: quotaDimension,
+        name,
+        used,
+        limit,
+        unit,
+      })),
+    };
+  }
+}

@@ -1,0 +1,64 @@
+import { METRICS_REGISTRY } from '@acct/observability';
+import { Global, Inject, Module, OnModuleDestroy } from '@nestjs/common';
+import Redis from 'ioredis';
+import { Counter, Registry } from 'prom-client';
+
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { ApiUsageCounter } from './api-usage';
+import { API_USAGE, RATE_LIMITER, RateLimitHook } from './rate-limit.hook';
+import { RateLimiter } from './rate-limiter';
+import { RateLimitsController } from './rate-limits.controller';
+import { TierCache } from './tier-cache';
+import { RedisTokenBuckets } from './token-buckets';
+
+export const GATEWAY_REDIS = Symbol('GATEWAY_REDIS');
+
+/** Rate limits: Redis buckets (in-process while Redis is away), tiers from the platform service. */
+@Global()
+@Module({
+  controllers: [RateLimitsController],
+  providers: [
+    {
+      provide: GATEWAY_REDIS,
+      inject: [GATEWAY_CONFIG],
+      useFactory: (config: GatewayConfig) => {
+        const redis = new Redis(config.REDIS_URL, {
+          keyPrefix: config.REDIS_KEY_PREFIX,
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 0,
+          commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+          connectTimeout: 1000,
+          retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+        });
+        redis.on('error', () => undefined); // the limiter reports the outage and falls back
+        return redis;
+      },
+    },
+    {
+      provide: RATE_LIMITER,
+      inject: [GATEWAY_REDIS, METRICS_REGISTRY],
+      useFactory: (redis: Redis, registry: Registry) =>
+        new RateLimiter(
+          new RedisTokenBuckets(redis),
+          undefined,
+          new Counter({
+            name: 'gateway_rate_limit_decisions_total',
+            help: 'Rate-limit decisions by endpoint group, outcome and where they were made (redis or local).',
+            labelNames: ['group', 'outcome', 'source'],
+            registers: [registry],
+          }),
+        ),
+    },
+    { provide: API_USAGE, inject: [GATEWAY_REDIS], useFactory: (redis: Redis) => new ApiUsageCounter(redis) },
+    TierCache,
+    RateLimitHook,
+  ],
+  exports: [RateLimitHook, TierCache],
+})
+export class RateLimitsModule implements OnModuleDestroy {
+  constructor(@Inject(GATEWAY_REDIS) private readonly redis: Redis) {}
+
+  onModuleDestroy() {
+    this.redis.disconnect();
+  }
+}

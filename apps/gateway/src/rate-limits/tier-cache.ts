@@ -1,0 +1,50 @@
+import { RateLimitTier, STANDARD_TIERS, TierScope } from '@acct/limits';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+import { PlatformBackend } from '../backends/backends.module';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+
+interface Entry {
+  tiers: RateLimitTier[];
+  expiresAt: number;
+}
+
+/**
+ * Each org's tiers as the platform service reports them, kept for a short TTL. While the platform is
+ * unreachable the last known tiers stay in force (or the standard plan's, for an org never seen).
+ */
+@Injectable()
+export class TierCache {
+  private readonly logger = new Logger('rate-limit-tiers');
+  private readonly entries = new Map<string, Entry>();
+  private readonly pending = new Map<string, Promise<RateLimitTier[]>>();
+
+  constructor(
+    private readonly platform: PlatformBackend,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  async tiersOf(orgId: string | undefined): Promise<RateLimitTier[]> {
+    const key = orgId ?? '';
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt > Date.now()) return entry.tiers;
+    let fetching = this.pending.get(key);
+    if (!fetching) {
+      fetching = this.fetch(key, entry).finally(() => this.pending.delete(key));
+      this.pending.set(key, fetching);
+    }
+    return fetching;
+  }
+
+  private async fetch(orgId: string, stale: Entry | undefined): Promise<RateLimitTier[]> {
+    try {
+      const { tiers } = await this.platform.call('getRateLimits', { orgId });
+      const parsed = tiers.map((tier) => ({ ...tier, scope: tier.scope as TierScope }));
+      this.entries.set(orgId, { tiers: parsed, expiresAt: Date.now() + this.config.RATE_LIMIT_TIERS_TTL_MS });
+      return parsed;
+    } catch (error) {
+      this.logger.warn(`tiers of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
+      return stale?.tiers ?? [...STANDARD_TIERS];
+    }
+  }
+}

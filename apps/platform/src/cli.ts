@@ -1,0 +1,85 @@
+import 'reflect-metadata';
+
+import { parseArgs } from 'node:util';
+
+import { DomainError } from '@acct/problem';
+
+import { loadPlatformConfig } from './config';
+import { PrismaService } from './prisma/prisma.service';
+import { STANDARD_QUOTAS } from './quotas/plan-quotas';
+import { QuotasRepository } from './quotas/quotas.repository';
+import { RateLimitsRepository } from './rate-limits/rate-limits.repository';
+import { RateLimitsService } from './rate-limits/rate-limits.service';
+
+/**
+ * Operator commands of the platform service, against its own database; one JSON line on stdout.
+ *   set-rate-limit --org-id <id> --group <group> --rate-per-minute <n> --burst <n> --scope per-ip|per-token
+ *   set-quota --org-id <id> --dimension <d> --name <quota name> --limit <n>
+ */
+async function main() {
+  const [command, ...rest] = process.argv.slice(2);
+  const prisma = new PrismaService(loadPlatformConfig());
+  try {
+    switch (command) {
+      case 'set-rate-limit': {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            'org-id': { type: 'string' },
+            group: { type: 'string' },
+            'rate-per-minute': { type: 'string' },
+            burst: { type: 'string' },
+            scope: { type: 'string' },
+          },
+        });
+        const orgId = values['org-id'] ?? '';
+        const rateLimits = new RateLimitsService(new RateLimitsRepository(prisma));
+        await rateLimits.setOverride(orgId, {
+          group: values.group ?? '',
+          ratePerMinute: Number(values['rate-per-minute']),
+          burst: Number(values.burst),
+          scope: (values.scope ?? '') as 'per-ip',
+        });
+        process.stdout.write(`${JSON.stringify({ org_id: orgId, tiers: await rateLimits.tiersOf(orgId) })}\n`);
+        break;
+      }
+      case 'set-quota': {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            'org-id': { type: 'string' },
+            dimension: { type: 'string' },
+            name: { type: 'string' },
+            limit: { type: 'string' },
+          },
+        });
+        const orgId = values['org-id'] ?? '';
+        const limit = Number(values.limit);
+        const known = STANDARD_QUOTAS.some(
+          (quota) => quota.dimension === values.dimension && quota.name === values.name,
+        );
+        if (!orgId || !known || !Number.isFinite(limit) || limit < 0) {
+          throw new Error('set-quota needs --org-id, a known --dimension/--name pair and a --limit ≥ 0');
+        }
+        await new QuotasRepository(prisma).setOverride(orgId, values.dimension!, values.name!, limit);
+        process.stdout.write(
+          `${JSON.stringify({ org_id: orgId, dimension: values.dimension, name: values.name, limit })}\n`,
+        );
+        break;
+      }
+      default:
+        throw new Error(
+          'usage: cli.ts set-rate-limit --org-id <id> --group <g> --rate-per-minute <n> --burst <n> --scope <s>',
+        );
+    }
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+main().catch((error: unknown) => {
+  const message =
+    error instanceof DomainError ? `${error.detail} ${JSON.stringify(error.options.errors ?? [])}` : String(error);
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+});

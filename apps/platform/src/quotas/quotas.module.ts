@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+
+import { PrismaModule } from '../prisma/prisma.module';
+import { ApiUsageReader } from './api-usage.reader';
+import { QuotasGrpcController } from './quotas.grpc-controller';
+import { QuotasRepository } from './quotas.repository';
+import { QuotasService } from './quotas.service';
+import { UsageEventsConsumer } from './usage-events.consumer';
+
+@Module({
+  imports: [PrismaModule],
+  controllers: [QuotasGrpcController],
+  providers: [QuotasRepository, QuotasService, ApiUsageReader, UsageEventsConsumer],
+  exports: [QuotasService, QuotasRepository],
+})
+export class QuotasModule {}

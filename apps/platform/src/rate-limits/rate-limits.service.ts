@@ -1,0 +1,40 @@
+import { RATE_LIMIT_GROUPS, RateLimitTier, STANDARD_TIERS } from '@acct/limits';
+import { DomainError, FieldError, validationFailed } from '@acct/problem';
+import { Injectable } from '@nestjs/common';
+
+import { RateLimitsRepository } from './rate-limits.repository';
+
+/** Plan defaults live in code, versioned with the service; orgs' overrides in the database. */
+const PLAN_TIERS: Record<string, readonly RateLimitTier[]> = { standard: STANDARD_TIERS };
+export const DEFAULT_PLAN = 'standard';
+
+@Injectable()
+export class RateLimitsService {
+  constructor(private readonly repository: RateLimitsRepository) {}
+
+  /** The tiers an org is held to: its plan's, each replaced by the org's override where it has one. */
+  async tiersOf(orgId: string | undefined): Promise<RateLimitTier[]> {
+    if (!orgId) return [...STANDARD_TIERS];
+    const [plan, overrides] = await Promise.all([this.repository.planOf(orgId), this.repository.overridesOf(orgId)]);
+    const byGroup = new Map(overrides.map((tier) => [tier.group, tier]));
+    return (PLAN_TIERS[plan ?? DEFAULT_PLAN] ?? STANDARD_TIERS).map((tier) => byGroup.get(tier.group) ?? tier);
+  }
+
+  async setOverride(orgId: string, tier: RateLimitTier): Promise<void> {
+    const errors: FieldError[] = [];
+    if (!(RATE_LIMIT_GROUPS as readonly string[]).includes(tier.group)) {
+      errors.push({ field: 'group', message: `must be one of ${RATE_LIMIT_GROUPS.join(', ')}` });
+    }
+    if (!Number.isInteger(tier.ratePerMinute) || tier.ratePerMinute < 1) {
+      errors.push({ field: 'rate_per_minute', message: 'must be a positive integer' });
+    }
+    if (!Number.isInteger(tier.burst) || tier.burst < 1)
+      errors.push({ field: 'burst', message: 'must be a positive integer' });
+    if (tier.scope !== 'per-ip' && tier.scope !== 'per-token') {
+      errors.push({ field: 'scope', message: 'must be per-ip or per-token' });
+    }
+    if (!orgId) throw new DomainError('validation_failed', 'An org id is required.');
+    if (errors.length > 0) throw validationFailed(errors);
+    await this.repository.setOverride(orgId, tier);
+  }
+}

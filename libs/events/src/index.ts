@@ -1,0 +1,3 @@
+export * from './durable-consumer';
+export * from './envelope';
+export * from './streams';

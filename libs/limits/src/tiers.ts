@@ -1,0 +1,46 @@
+/** What a limit is counted against (interface §2.4). */
+export type TierScope = 'per-ip' | 'per-token';
+
+export interface RateLimitTier {
+  group: string;
+  ratePerMinute: number;
+  burst: number;
+  scope: TierScope;
+}
+
+/** Endpoint groups (contract §2); `default` covers every path outside the named groups. */
+export const RATE_LIMIT_GROUPS = [
+  'auth',
+  'users.read',
+  'users.write',
+  'system.read',
+  'system.health',
+  'compute.write',
+  'metrics.query',
+  'default',
+] as const;
+export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
+
+/**
+ * The `standard` plan's tiers: interface §4.4's four, contract §2's users.write, system.read and
+ * system.health, and `default` for anything else (unknown paths, JWKS, the activation page).
+ */
+export const STANDARD_TIERS: readonly RateLimitTier[] = [
+  { group: 'auth', ratePerMinute: 10, burst: 20, scope: 'per-ip' },
+  { group: 'users.read', ratePerMinute: 300, burst: 60, scope: 'per-token' },
+  { group: 'users.write', ratePerMinute: 60, burst: 10, scope: 'per-token' },
+  { group: 'system.read', ratePerMinute: 120, burst: 10, scope: 'per-token' },
+  { group: 'system.health', ratePerMinute: 600, burst: 10, scope: 'per-ip' },
+  { group: 'compute.write', ratePerMinute: 60, burst: 10, scope: 'per-token' },
+  { group: 'metrics.query', ratePerMinute: 60, burst: 5, scope: 'per-token' },
+  { group: 'default', ratePerMinute: 300, burst: 10, scope: 'per-ip' },
+];
+
+/** Interface §2.4: the bucket holds (rate per second) × burst tokens. */
+export const bucketCapacity = (tier: Pick<RateLimitTier, 'ratePerMinute' | 'burst'>) =>
+  (tier.ratePerMinute / 60) * tier.burst;
+
+export const RATE_LIMIT_NOTICE =
+  'Each endpoint group is limited by a token bucket holding (rate per second) × burst requests, refilled ' +
+  'continuously at the rate. A request over the limit is answered with HTTP 429 and a Retry-After header ' +
+  'giving the seconds until it may be retried.';

@@ -1,0 +1,42 @@
+import { bucketCapacity, STANDARD_TIERS } from './tiers';
+import { BucketState, takeToken } from './token-bucket';
+
+describe('token bucket', () => {
+  const capacity = 5;
+  const ratePerMs = 1 / 1000; // one token a second
+
+  function drain(count: number, start: BucketState | undefined, now: number) {
+    let state = start;
+    const decisions = [];
+    for (let index = 0; index < count; index += 1) {
+      const result = takeToken(state, capacity, ratePerMs, now);
+      state = result.state;
+      decisions.push(result.decision);
+    }
+    return { state, decisions };
+  }
+
+  it('admits exactly the capacity from a full bucket, then refuses', () => {
+    const { decisions } = drain(7, undefined, 0);
+    expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, true, true, true, false, false]);
+    expect(decisions.map((decision) => decision.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0]);
+  });
+
+  it('says when the next token comes and when the bucket is full', () => {
+    const { decisions } = drain(6, undefined, 0);
+    expect(decisions[5]).toMatchObject({ allowed: false, msUntilToken: 1000, msUntilFull: 5000 });
+  });
+
+  it('refills continuously at the rate, never above capacity', () => {
+    const { state } = drain(5, undefined, 0);
+    expect(takeToken(state, capacity, ratePerMs, 1500).decision).toMatchObject({ allowed: true, remaining: 0 });
+    expect(takeToken(state, capacity, ratePerMs, 60_000).decision).toMatchObject({ allowed: true, remaining: 4 });
+  });
+
+  it('sizes buckets as rate per second × burst', () => {
+    const capacities = Object.fromEntries(STANDARD_TIERS.map((tier) => [tier.group, bucketCapacity(tier)]));
+    expect(capacities['users.read']).toBe(300);
+    expect(capacities['compute.write']).toBe(10);
+    expect(capacities['auth']).toBeCloseTo(10 / 3);
+  });
+});
