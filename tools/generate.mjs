@@ -48,6 +48,28 @@ if (check) {
   }
   console.log('✓ generated gRPC contracts match proto/');
 } else {
-  generateContracts(CONTRACTS);
+  // Generated aside, then only what changed is written: the checked-in files never vanish or get
+  // rewritten under a test run or a build that is reading them.
+  const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'contracts-'));
+  generateContracts(fresh);
+  fs.mkdirSync(CONTRACTS, { recursive: true });
+  for (const file of listFiles(CONTRACTS)) {
+    if (!fs.existsSync(path.join(fresh, file))) fs.rmSync(path.join(CONTRACTS, file));
+  }
+  const folders = fs
+    .readdirSync(CONTRACTS, { recursive: true })
+    .map((entry) => path.join(CONTRACTS, entry))
+    .filter((entry) => fs.statSync(entry).isDirectory());
+  for (const folder of folders.sort().reverse()) {
+    if (fs.readdirSync(folder).length === 0) fs.rmdirSync(folder);
+  }
+  for (const file of listFiles(fresh)) {
+    const content = fs.readFileSync(path.join(fresh, file));
+    const target = path.join(CONTRACTS, file);
+    if (fs.existsSync(target) && fs.readFileSync(target).equals(content)) continue;
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, content);
+  }
+  fs.rmSync(fresh, { recursive: true, force: true });
 }
 run(process.execPath, [path.join(root, 'tools/prisma.mjs'), 'generate']);

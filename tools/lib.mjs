@@ -6,9 +6,19 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+let commandStdout = 1;
+/** Shows the output of later commands on stderr: for a script whose stdout carries data (`up --json`). */
+export function commandOutputToStderr() {
+  commandStdout = 2;
+}
+
 /** Runs a command in the repository, output shown; exits the script when it fails. */
 export function run(command, args, { env = {}, allowFailure = false } = {}) {
-  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  const result = spawnSync(command, args, {
+    cwd: root,
+    stdio: ['inherit', commandStdout, 'inherit'],
+    env: { ...process.env, ...env },
+  });
   if (result.status !== 0 && !allowFailure) {
     console.error(`\n✖ ${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
     process.exit(result.status || 1);

@@ -4,7 +4,18 @@ const path = require('node:path');
 const Module = require('node:module');
 
 const root = path.resolve(__dirname, '..');
-const libs = new Set(['contracts', 'config', 'problem', 'observability', 'grpc', 'testing', 'database', 'access-token', 'limits', 'events']);
+const libs = new Set([
+  'contracts',
+  'config',
+  'problem',
+  'observability',
+  'grpc',
+  'testing',
+  'database',
+  'access-token',
+  'limits',
+  'events',
+]);
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function resolveAlias(request, ...rest) {
   const match = /^@acct\/([\w-]+)$/.exec(request);

@@ -44,6 +44,7 @@ const SECRET_KEYS = [
   'SMTP_URL',
   'S3_ACCESS_KEY_ID',
   'S3_SECRET_ACCESS_KEY',
+  'AUTH_KEY_ENCRYPTION_KEY',
 ];
 
 interface ConfigCheck {
@@ -88,6 +89,7 @@ const SECRET_PLACEHOLDERS: Record<string, string> = {
   SMTP_URL: 'smtp://user:pass@mail.example:587',
   S3_ACCESS_KEY_ID: 'access-key-id',
   S3_SECRET_ACCESS_KEY: 'secret-access-key',
+  AUTH_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
 };
 
 const readText = (...segments: string[]): string => readFileSync(join(repoRoot, ...segments), 'utf8');

@@ -3,7 +3,7 @@ module.exports = {
   ...require('../../jest.preset.cjs'),
   displayName: 'e2e',
   rootDir: __dirname,
-  globalSetup: '<rootDir>/global-setup.ts',
+  globalSetup: '<rootDir>/global-setup.cjs',
   testTimeout: 120_000,
   maxWorkers: 1,
 };

@@ -60,6 +60,18 @@ class MigrationPg extends PrismaPg {
   }
 }
 
+/**
+ * The WASM schema engine leaves a 10 s timer behind (a timeout it never clears), which kept every
+ * `migrate` run alive for 10 s after its work was done. Its timers must not hold the process open:
+ * the database sockets do, while work is pending.
+ */
+const setTimer = globalThis.setTimeout;
+globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+  const timer = setTimer(...args);
+  if (new Error().stack?.includes('wasm://')) timer.unref();
+  return timer;
+}) as typeof setTimeout;
+
 const schema = process.env.MIGRATE_SCHEMA;
 const url = process.env.MIGRATE_DATABASE_URL;
 if (!schema || !url) throw new Error('tools/prisma.mjs sets MIGRATE_SCHEMA and MIGRATE_DATABASE_URL');

@@ -3,8 +3,13 @@ import { ACCESS_TOKEN_VERIFIER, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
+import { AuthGrpcController } from './auth.grpc-controller';
+import { ClockModule } from './clock';
 import { AUTH_CONFIG, AuthConfig } from './config';
+import { KeysModule } from './keys/keys.module';
+import { SigningKeyReadiness, SigningKeyService } from './keys/signing-key.service';
 import { AuthDatabaseReadiness, PrismaModule } from './prisma/prisma.service';
+import { TokensModule } from './tokens/tokens.module';
 
 @Module({})
 export class AppModule {
@@ -12,24 +17,29 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        ClockModule,
         ServiceCoreModule.forRoot({
           configToken: AUTH_CONFIG,
           config,
           registry,
-          // Auth verifies with its own signing keys.
+          // Auth verifies with its own signing keys, read straight from its key store.
           verifier: {
             provide: ACCESS_TOKEN_VERIFIER,
-            useFactory: () =>
+            inject: [SigningKeyService],
+            useFactory: (keys: SigningKeyService) =>
               new AccessTokenVerifier({
                 issuer: config.TOKEN_ISSUER,
                 audience: config.TOKEN_AUDIENCE,
-                fetchKeys: () => Promise.resolve({ keys: [] }),
+                fetchKeys: async () => ({ keys: await keys.publishedKeys() }),
               }),
           },
-          readiness: [AuthDatabaseReadiness],
-          imports: [PrismaModule],
+          readiness: [AuthDatabaseReadiness, SigningKeyReadiness],
+          imports: [PrismaModule, KeysModule],
         }),
+        KeysModule,
+        TokensModule,
       ],
+      controllers: [AuthGrpcController],
     };
   }
 }

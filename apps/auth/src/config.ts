@@ -1,4 +1,30 @@
-import { commonEnv, databaseUrl, grpcAddresses, loadConfig, natsUrl, port, tokenEnv } from '@acct/config';
+import {
+  commonEnv,
+  ConfigError,
+  databaseUrl,
+  grpcAddresses,
+  loadConfig,
+  millis,
+  natsUrl,
+  port,
+  tokenEnv,
+} from '@acct/config';
+import { z } from 'zod';
+
+/** Whole seconds, given as a string in the environment. */
+const seconds = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
+
+/**
+ * Development key for encrypting signing keys at rest. Anyone can read it here: production must set
+ * its own AUTH_KEY_ENCRYPTION_KEY (start-up refuses this one when NODE_ENV=production).
+ */
+export const DEV_KEY_ENCRYPTION_KEY = 'ZGV2LW9ubHkta2V5LWVuY3J5cHRpb24ta2V5LTMyYiE=';
+
+/** 32 bytes, base64: the AES-256-GCM key for private signing keys stored in the database. */
+const keyEncryptionKey = z
+  .string()
+  .default(DEV_KEY_ENCRYPTION_KEY)
+  .refine((value) => Buffer.from(value, 'base64').length === 32, { message: 'must be 32 bytes, base64-encoded' });
 
 export const authEnv = {
   ...commonEnv,
@@ -8,8 +34,31 @@ export const authEnv = {
   AUTH_DATABASE_URL: databaseUrl('auth'),
   AUTH_GRPC_PORT: port(50052),
   AUTH_OPS_PORT: port(9082),
+  /** Lifetime of access tokens (interface §2.2: 2 hours). */
+  ACCESS_TOKEN_TTL_SECONDS: seconds(7200),
+  /** Lifetime of each refresh token (interface §5: 30 days). */
+  REFRESH_TOKEN_TTL_SECONDS: seconds(2_592_000),
+  /** How long a used refresh token keeps working after its first use (interface §5: 5 s). */
+  REFRESH_GRACE_SECONDS: seconds(5, 0),
+  /** The built-in public client a password grant without `client_id` is issued to. */
+  DEFAULT_PUBLIC_CLIENT_ID: z.string().min(1).default('account-platform-web'),
+  /** How often each instance rereads the signing keys, so all agree soon after a rotation elsewhere. */
+  SIGNING_KEY_RELOAD_MS: millis(30_000).refine((value) => value < 60_000, {
+    message: 'must stay below the 60 s a retired key outlives its tokens',
+  }),
+  AUTH_KEY_ENCRYPTION_KEY: keyEncryptionKey,
+  /** Lifetime of the token auth mints for its own calls to identity. */
+  SERVICE_TOKEN_TTL_SECONDS: seconds(60, 15),
 };
 
 export type AuthConfig = ReturnType<typeof loadAuthConfig>;
-export const loadAuthConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(authEnv, env);
+
+export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(authEnv, env);
+  if (config.NODE_ENV === 'production' && config.AUTH_KEY_ENCRYPTION_KEY === DEV_KEY_ENCRYPTION_KEY) {
+    throw new ConfigError(['AUTH_KEY_ENCRYPTION_KEY: must be set in production (the default is for development)']);
+  }
+  return config;
+}
+
 export const AUTH_CONFIG = Symbol('AUTH_CONFIG');

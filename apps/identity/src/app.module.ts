@@ -2,8 +2,12 @@ import { remoteVerifierProvider, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
+import { ClockModule } from './clock';
 import { IDENTITY_CONFIG, IdentityConfig } from './config';
-import { IdentityDatabaseReadiness, PrismaModule } from './prisma/prisma.service';
+import { PasswordsModule } from './passwords/passwords.module';
+import { PrismaModule } from './prisma/prisma.module';
+import { IdentityDatabaseReadiness } from './prisma/prisma.service';
+import { UsersModule } from './users/users.module';
 
 @Module({})
 export class AppModule {
@@ -19,6 +23,9 @@ export class AppModule {
           readiness: [IdentityDatabaseReadiness],
           imports: [PrismaModule],
         }),
+        ClockModule,
+        UsersModule,
+        PasswordsModule,
       ],
     };
   }

@@ -8,6 +8,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 
 import { NatsConnectionProvider } from './bus/nats.connection';
 import { loadMailerConfig, MAILER_CONFIG, MailerConfig } from './config';
+import { MailConsumer } from './mail/mail.consumer';
 
 @Global()
 @Module({})
@@ -25,6 +26,7 @@ runMain('mailer', async () => {
 
   @Module({
     imports: [MailerModule.forRoot(config), OpsModule.forRoot({ registry, readiness: [NatsConnectionProvider] })],
+    providers: [MailConsumer],
   })
   class AppModule {}
 

@@ -44,7 +44,6 @@ export const commonEnv = {
   BIND_HOST: z.string().min(1).default('127.0.0.1'),
   PROTO_DIR: z.string().optional(),
   GRPC_DEADLINE_MS: millis(2000),
-  SHUTDOWN_GRACE_MS: millis(10_000),
 };
 
 export const grpcAddresses = {

@@ -38,7 +38,8 @@ export class DurableConsumer {
     this.stopped = true;
     this.messages?.stop();
     await this.connection?.drain().catch(() => undefined);
-    await this.loop;
+    // A loop still waiting for a broker that never came up is left to the process's exit.
+    await Promise.race([this.loop, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }
 
   private async run(): Promise<void> {
@@ -64,6 +65,10 @@ export class DurableConsumer {
         reconnectTimeWait: 500,
         waitOnFirstConnect: true,
       });
+      if (this.stopped) {
+        await this.connection.close();
+        return;
+      }
     }
     const jsm = await this.connection.jetstreamManager({ timeout: 2000 });
     await ensureStream(jsm, stream);

@@ -22,6 +22,12 @@ export function callerOf(metadata: Metadata | undefined): Caller {
 /** `authorization: Bearer <access token>` for outgoing calls made on behalf of a caller. */
 export const AUTHORIZATION_METADATA_KEY = 'authorization';
 
+/** The access token a call carries (to call another service on the same caller's behalf). */
+export function bearerTokenOf(metadata: Metadata | undefined): string | undefined {
+  const [header] = metadata instanceof Metadata ? metadata.get(AUTHORIZATION_METADATA_KEY) : [];
+  return typeof header === 'string' ? /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header)?.[1] : undefined;
+}
+
 /**
  * Every gRPC call must carry an access token (the end user's, forwarded by the gateway, or an internal
  * caller's own client-credentials token); it is verified here, in the service, not trusted from
@@ -38,10 +44,9 @@ export class CallerGuard implements CanActivate {
     if (context.getType() !== 'rpc') return true;
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_RPC, [context.getHandler(), context.getClass()])) return true;
     const metadata = context.switchToRpc().getContext<Metadata>();
-    const [header] = metadata instanceof Metadata ? metadata.get(AUTHORIZATION_METADATA_KEY) : [];
-    const match = typeof header === 'string' ? /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header) : null;
-    if (!match?.[1]) throw new DomainError('unauthenticated', 'The call carries no access token.');
-    callers.set(metadata, await this.verifier.verify(match[1]));
+    const token = bearerTokenOf(metadata);
+    if (!token) throw new DomainError('unauthenticated', 'The call carries no access token.');
+    callers.set(metadata, await this.verifier.verify(token));
     return true;
   }
 }

@@ -27,31 +27,28 @@ export interface GrpcServerSettings {
   protoDir?: string;
 }
 
-/** A gRPC server for the service's package, always also serving `grpc.health.v1.Health`. */
-export function grpcServerOptions(settings: GrpcServerSettings): GrpcOptions {
+/** Loader settings for a service's package plus `grpc.health.v1`. */
+function packageOptions(settings: GrpcServerSettings) {
   const root = protoDir(settings.protoDir);
   return {
-    transport: Transport.GRPC,
-    options: {
-      url: settings.url,
-      package: [settings.package, HEALTH_PACKAGE],
-      protoPath: [settings.protoFile, HEALTH_PROTO],
-      loader: { ...PROTO_LOADER_OPTIONS, includeDirs: [root] },
-      gracefulShutdown: true,
-    },
+    url: settings.url,
+    package: [settings.package, HEALTH_PACKAGE],
+    protoPath: [settings.protoFile, HEALTH_PROTO],
+    loader: { ...PROTO_LOADER_OPTIONS, includeDirs: [root] },
   };
+}
+
+/** A gRPC server for the service's package, always also serving `grpc.health.v1.Health`. */
+export function grpcServerOptions(settings: GrpcServerSettings): GrpcOptions {
+  return { transport: Transport.GRPC, options: { ...packageOptions(settings), gracefulShutdown: true } };
 }
 
 /** A gRPC client of another service's package. */
 export function grpcClientOptions(settings: GrpcServerSettings): GrpcOptions {
-  const root = protoDir(settings.protoDir);
   return {
     transport: Transport.GRPC,
     options: {
-      url: settings.url,
-      package: [settings.package, HEALTH_PACKAGE],
-      protoPath: [settings.protoFile, HEALTH_PROTO],
-      loader: { ...PROTO_LOADER_OPTIONS, includeDirs: [root] },
+      ...packageOptions(settings),
       channelOptions: {
         // Fail fast instead of queueing calls while a backend is away.
         'grpc.initial_reconnect_backoff_ms': 200,

@@ -1,6 +1,12 @@
 import path from 'node:path';
 
-import { ChannelCredentials, GrpcObject, loadPackageDefinition, ServiceClientConstructor } from '@grpc/grpc-js';
+import {
+  ChannelCredentials,
+  GrpcObject,
+  loadPackageDefinition,
+  Metadata,
+  ServiceClientConstructor,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
 import { PROTO_LOADER_OPTIONS, protoDir } from './proto';
@@ -25,15 +31,22 @@ export function createRawClient(protoFile: string, service: string, address: str
 
 type UnaryMethod<Req, Res> = (
   request: Req,
+  metadata: Metadata,
   options: { deadline: Date },
   callback: (error: Error | null, response?: Res) => void,
 ) => void;
 
 /** Calls one unary method of a raw client with a deadline. */
-export function callRaw<Req, Res>(client: RawClient, method: string, request: Req, timeoutMs: number): Promise<Res> {
+export function callRaw<Req, Res>(
+  client: RawClient,
+  method: string,
+  request: Req,
+  timeoutMs: number,
+  metadata: Metadata = new Metadata(),
+): Promise<Res> {
   const call = (client as unknown as Record<string, UnaryMethod<Req, Res>>)[method].bind(client);
   return new Promise((resolve, reject) => {
-    call(request, { deadline: new Date(Date.now() + timeoutMs) }, (error, response) =>
+    call(request, metadata, { deadline: new Date(Date.now() + timeoutMs) }, (error, response) =>
       error ? reject(error) : resolve(response as Res),
     );
   });

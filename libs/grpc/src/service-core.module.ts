@@ -36,7 +36,7 @@ export class ServiceCoreModule {
         { provide: APP_GUARD, useClass: CallerGuard },
         { provide: APP_INTERCEPTOR, useClass: GrpcRequestContextInterceptor },
       ],
-      exports: [configProvider, ACCESS_TOKEN_VERIFIER],
+      exports: [configProvider, ACCESS_TOKEN_VERIFIER, OpsModule],
     };
   }
 }

@@ -3,6 +3,7 @@ export * from './dedicated-servers';
 export * from './http';
 export * from './local-object-storage';
 export * from './ports';
+export * from './smtp-catcher';
 export * from './stack';
 export * from './tcp-proxy';
 export * from './wait';

@@ -1,8 +1,10 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { createTestDatabases, databaseUrl, dropDatabases } from './databases';
+import { DedicatedServer } from './dedicated-servers';
 import { freePort } from './ports';
 import { waitFor } from './wait';
 
@@ -36,6 +38,8 @@ interface Ports {
 export class TestStack {
   private readonly children = new Map<AppName, ChildProcess>();
   private readonly extras: ChildProcess[] = [];
+  private ownNats?: DedicatedServer;
+  private ownNatsDir?: string;
 
   private constructor(
     private readonly apps: readonly AppName[],
@@ -47,6 +51,14 @@ export class TestStack {
 
   static async start(options: StackOptions = {}): Promise<TestStack> {
     const apps = options.apps ?? APPS;
+    // Each stack gets its own NATS unless told otherwise: durable consumers of two stacks on one
+    // server would share (and split) each other's events.
+    let nats: DedicatedServer | undefined;
+    let natsDir: string | undefined;
+    if (!options.natsUrl) {
+      natsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stack-nats-'));
+      nats = await DedicatedServer.nats(natsDir);
+    }
     const names = await createTestDatabases();
     const ports: Ports = {
       grpc: { identity: await freePort(), auth: await freePort(), platform: await freePort() },
@@ -69,7 +81,7 @@ export class TestStack {
       PLATFORM_DATABASE_URL: databaseUrl(names.platform, options.postgresPort),
       REDIS_KEY_PREFIX: `test:${ports.http}:`,
       REDIS_URL: options.redisUrl ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      NATS_URL: options.natsUrl ?? process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
+      NATS_URL: options.natsUrl ?? nats!.url,
       S3_ENDPOINT: options.s3Endpoint ?? 'http://127.0.0.1:9',
       IDENTITY_GRPC_PORT: String(ports.grpc.identity),
       AUTH_GRPC_PORT: String(ports.grpc.auth),
@@ -91,6 +103,8 @@ export class TestStack {
     const logDir = path.join(repositoryRoot, '.data', 'test-logs');
     fs.mkdirSync(logDir, { recursive: true });
     const stack = new TestStack(apps, ports, env, Object.values(names), logDir);
+    stack.ownNats = nats;
+    stack.ownNatsDir = natsDir;
     try {
       await Promise.all(apps.map((app) => stack.startApp(app)));
     } catch (error) {
@@ -172,6 +186,8 @@ export class TestStack {
     for (const extra of this.extras) extra.kill('SIGKILL');
     await Promise.all([...this.children.keys()].map((app) => this.stopApp(app)));
     await dropDatabases(this.databases);
+    await this.ownNats?.stop();
+    if (this.ownNatsDir) fs.rmSync(this.ownNatsDir, { recursive: true, force: true });
   }
 
   /** Runs the operator CLI (`npm run cli -- …`) against this stack's databases; its JSON answer. */

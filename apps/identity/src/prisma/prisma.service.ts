@@ -1,5 +1,5 @@
 import { DatabaseReadiness, pgAdapter } from '@acct/database';
-import { Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 
 import { IDENTITY_CONFIG, IdentityConfig } from '../config';
 import { PrismaClient } from '../generated/prisma/client';
@@ -7,7 +7,7 @@ import { PrismaClient } from '../generated/prisma/client';
 /** The identity database, owned by this service alone. */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  constructor(@Inject(IDENTITY_CONFIG) config: IdentityConfig) {
+  constructor(@Inject(IDENTITY_CONFIG) config: Pick<IdentityConfig, 'IDENTITY_DATABASE_URL'>) {
     super({ adapter: pgAdapter(config.IDENTITY_DATABASE_URL) });
   }
 
@@ -22,6 +22,3 @@ export class IdentityDatabaseReadiness extends DatabaseReadiness {
     super(prisma);
   }
 }
-
-@Module({ providers: [PrismaService, IdentityDatabaseReadiness], exports: [PrismaService, IdentityDatabaseReadiness] })
-export class PrismaModule {}

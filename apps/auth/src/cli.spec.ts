@@ -1,0 +1,118 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { createTestDatabase, TestDatabase } from './test-support/test-database';
+
+const root = path.resolve(__dirname, '../../..');
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  json: Record<string, unknown>;
+}
+
+describe('auth CLI (child processes, real Postgres)', () => {
+  let database: TestDatabase;
+
+  const cli = async (...args: string[]): Promise<CliResult> => {
+    const run = promisify(execFile)(process.execPath, ['-r', './tools/run-ts.cjs', 'apps/auth/src/cli.ts', ...args], {
+      cwd: root,
+      env: { ...process.env, AUTH_DATABASE_URL: database.url, LOG_LEVEL: 'info' },
+    });
+    const { stdout, code } = await run.then(
+      ({ stdout }) => ({ stdout, code: 0 }),
+      (error: { stdout: string; code: number }) => ({ stdout: error.stdout, code: error.code }),
+    );
+    expect(stdout.endsWith('\n')).toBe(true);
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+    return { code, stdout, json: JSON.parse(stdout) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it('ensure-bootstrap-client prints the same client every time, a secret only the first time', async () => {
+    const org = '44444444-2222-4333-8444-555555555555';
+    const first = await cli('ensure-bootstrap-client', '--org-id', org);
+    expect(first.code).toBe(0);
+    expect(first.json).toEqual({ client_id: expect.any(String), client_secret: expect.stringMatching(/^[\w-]{43}$/) });
+    const second = await cli('ensure-bootstrap-client', '--org-id', org);
+    expect(second.json).toEqual({ client_id: first.json.client_id, client_secret: null });
+    const rotated = await cli('ensure-bootstrap-client', '--org-id', org, '--rotate-secret');
+    expect(rotated.json.client_id).toBe(first.json.client_id);
+    expect(rotated.json.client_secret).toEqual(expect.any(String));
+    expect(rotated.json.client_secret).not.toBe(first.json.client_secret);
+  });
+
+  it('ensure-bootstrap-client run twice at once creates one client', async () => {
+    const org = '55555555-2222-4333-8444-555555555555';
+    const [a, b] = await Promise.all([
+      cli('ensure-bootstrap-client', '--org-id', org),
+      cli('ensure-bootstrap-client', '--org-id', org),
+    ]);
+    expect(a.json.client_id).toBe(b.json.client_id);
+    expect([a.json.client_secret, b.json.client_secret].filter((secret) => secret !== null)).toHaveLength(1);
+  });
+
+  it('create-client prints a new client and its secret', async () => {
+    const { code, json } = await cli(
+      'create-client',
+      '--org-id',
+      '44444444-2222-4333-8444-555555555555',
+      '--name',
+      'ci',
+      '--scopes',
+      'users:read system:read',
+      '--roles',
+      'viewer',
+    );
+    expect(code).toBe(0);
+    expect(json).toEqual({ client_id: expect.any(String), client_secret: expect.stringMatching(/^[\w-]{43}$/) });
+    const [row] = await database.query('SELECT roles, scopes, grant_types FROM clients WHERE id = $1', [
+      json.client_id,
+    ]);
+    expect(row).toEqual({
+      roles: ['viewer'],
+      scopes: ['system:read', 'users:read'],
+      grant_types: ['client_credentials'],
+    });
+  });
+
+  it('create-client refuses unknown scopes with a JSON error and exit code 1', async () => {
+    const { code, json } = await cli(
+      'create-client',
+      '--org-id',
+      '44444444-2222-4333-8444-555555555555',
+      '--name',
+      'x',
+      '--scopes',
+      'root:all',
+    );
+    expect(code).toBe(1);
+    expect(json).toMatchObject({
+      error: 'validation_failed',
+      errors: [{ field: 'scopes', message: expect.stringContaining('root:all') }],
+    });
+  });
+
+  it('rotate-signing-key prints the new kid, which becomes the only active key', async () => {
+    const first = await cli('rotate-signing-key');
+    const second = await cli('rotate-signing-key');
+    expect(first.json).toEqual({ kid: expect.any(String) });
+    expect(second.json.kid).not.toBe(first.json.kid);
+    const active = await database.query<{ kid: string }>('SELECT kid FROM signing_keys WHERE retired_at IS NULL');
+    expect(active).toEqual([{ kid: second.json.kid }]);
+  });
+
+  it('answers a usage error with exit code 2', async () => {
+    expect((await cli('no-such-command')).code).toBe(2);
+    const missing = await cli('ensure-bootstrap-client');
+    expect(missing).toMatchObject({ code: 2, json: { error: 'usage', message: '--org-id is required' } });
+  });
+});

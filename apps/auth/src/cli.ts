@@ -1,0 +1,139 @@
+// Operator commands of the auth service, against its database only (no gRPC server needed). Prints
+// exactly one JSON line on stdout; logs go to stderr. Run from the repository root:
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts ensure-bootstrap-client --org-id <uuid> [--rotate-secret]
+//     → {"client_id":"…","client_secret":"…"|null}   (null: the client existed; only its hash is kept)
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts create-client --org-id <uuid> --name <name> \
+//       --scopes "<space separated>" [--roles <role>[,<role>…]]
+//     → {"client_id":"…","client_secret":"…"}
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts rotate-signing-key
+//     → {"kid":"…"}
+// Failures print {"error":"<code>","message":"…"[,"errors":[…]]} and exit 1 (2 for a usage error).
+import 'reflect-metadata';
+
+import { parseArgs } from 'node:util';
+
+import { ConfigError } from '@acct/config';
+import { createLogger, NestPinoLogger } from '@acct/observability';
+import { DomainError } from '@acct/problem';
+import { Logger } from '@nestjs/common';
+import pino from 'pino';
+
+import { ClientRepository } from './clients/client.repository';
+import { ClientService } from './clients/client.service';
+import { SystemClock } from './clock';
+import { AuthConfig, loadAuthConfig } from './config';
+import { SigningKeyRepository } from './keys/signing-key.repository';
+import { SigningKeyService } from './keys/signing-key.service';
+import { PrismaService } from './prisma/prisma.service';
+
+const USAGE = [
+  'usage: cli.ts ensure-bootstrap-client --org-id <uuid> [--rotate-secret]',
+  '       cli.ts create-client --org-id <uuid> --name <name> --scopes "<scopes>" [--roles <role>[,<role>…]]',
+  '       cli.ts rotate-signing-key',
+].join('\n');
+
+class UsageError extends Error {}
+
+type Command = (args: string[], prisma: PrismaService, config: AuthConfig) => Promise<Record<string, unknown>>;
+
+const COMMANDS: Record<string, Command> = {
+  'ensure-bootstrap-client': async (args, prisma) => {
+    const { values } = usage(() =>
+      parseArgs({
+        args,
+        strict: true,
+        options: { 'org-id': { type: 'string' }, 'rotate-secret': { type: 'boolean' } },
+      }),
+    );
+    const orgId = need(values['org-id'], 'org-id');
+    const clients = new ClientService(new ClientRepository(prisma));
+    const { clientId, clientSecret } = await clients.ensureBootstrap(orgId, values['rotate-secret'] === true);
+    Logger.log(`bootstrap client ${clientId} of org ${orgId} ${clientSecret ? 'has a new secret' : 'unchanged'}`);
+    return { client_id: clientId, client_secret: clientSecret };
+  },
+
+  'create-client': async (args, prisma) => {
+    const { values } = usage(() =>
+      parseArgs({
+        args,
+        strict: true,
+        options: {
+          'org-id': { type: 'string' },
+          name: { type: 'string' },
+          scopes: { type: 'string' },
+          roles: { type: 'string' },
+        },
+      }),
+    );
+    const clients = new ClientService(new ClientRepository(prisma));
+    const { clientId, clientSecret } = await clients.create({
+      orgId: need(values['org-id'], 'org-id'),
+      name: need(values.name, 'name'),
+      scopes: need(values.scopes, 'scopes').split(/\s+/).filter(Boolean),
+      roles: (values.roles ?? '').split(/[\s,]+/).filter(Boolean),
+    });
+    Logger.log(`client ${clientId} created`);
+    return { client_id: clientId, client_secret: clientSecret };
+  },
+
+  'rotate-signing-key': async (args, prisma, config) => {
+    usage(() => parseArgs({ args, strict: true, options: {} }));
+    const keys = new SigningKeyService(new SigningKeyRepository(prisma), new SystemClock(), config);
+    return { kid: await keys.rotate() };
+  },
+};
+
+/** Unknown options and stray arguments are usage errors. */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function need(value: string | boolean | undefined, name: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name = '', ...args] = argv;
+  const command = COMMANDS[name];
+  if (!command) return fail(2, 'usage', USAGE);
+  let config: AuthConfig;
+  try {
+    config = loadAuthConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) return fail(1, 'invalid_configuration', error.message);
+    throw error;
+  }
+  Logger.overrideLogger(new NestPinoLogger(createLogger('auth-cli', config.LOG_LEVEL, pino.destination(2))));
+  const prisma = new PrismaService(config);
+  try {
+    process.stdout.write(`${JSON.stringify(await command(args, prisma, config))}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) return fail(2, 'usage', `${error.message}\n${USAGE}`);
+    if (error instanceof DomainError) {
+      return fail(1, error.code, error.detail, error.options.errors ? { errors: error.options.errors } : {});
+    }
+    return fail(1, 'internal_error', error instanceof Error ? (error.stack ?? error.message) : String(error));
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+function fail(status: number, code: string, message: string, extra: Record<string, unknown> = {}): number {
+  process.stderr.write(`${message}\n`);
+  process.stdout.write(`${JSON.stringify({ error: code, message: message.split('\n')[0], ...extra })}\n`);
+  return status;
+}
+
+main(process.argv.slice(2)).then(
+  (status) => (process.exitCode = status),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

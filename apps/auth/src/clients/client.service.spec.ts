@@ -1,0 +1,110 @@
+import { loadAuthConfig } from '../config';
+import { PrismaService } from '../prisma/prisma.service';
+import { refusal } from '../test-support/refusal';
+import { createTestDatabase, TestDatabase } from '../test-support/test-database';
+import { ClientRepository } from './client.repository';
+import { ClientService } from './client.service';
+import { hashClientSecret } from './client-secret';
+
+const ORG = 'c0ffee00-1234-4abc-8def-0123456789ab';
+
+describe('ClientService (real Postgres)', () => {
+  let database: TestDatabase;
+  let prisma: PrismaService;
+  let clients: ClientService;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    prisma = new PrismaService(loadAuthConfig({ AUTH_DATABASE_URL: database.url }));
+    clients = new ClientService(new ClientRepository(prisma));
+  });
+
+  afterAll(async () => {
+    await prisma?.$disconnect();
+    await database?.drop();
+  });
+
+  describe('the bootstrap client', () => {
+    it('is a client_credentials admin client with the admin scopes, and only its secret hash is kept', async () => {
+      const { clientId, clientSecret } = await clients.ensureBootstrap(ORG);
+      expect(clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const [row] = await database.query('SELECT * FROM clients WHERE id = $1', [clientId]);
+      expect(row).toMatchObject({
+        org_id: ORG,
+        grant_types: ['client_credentials'],
+        roles: ['admin'],
+        scopes: ['users:read', 'users:write', 'system:read', 'instances:write'],
+        purpose: 'bootstrap',
+        secret_hash: hashClientSecret(clientSecret!),
+      });
+      await expect(clients.authenticate(clientId, clientSecret!)).resolves.toMatchObject({ id: clientId, orgId: ORG });
+    });
+
+    it('is the same client every time, with no new secret unless asked', async () => {
+      const first = await clients.ensureBootstrap('11111111-2222-4333-8444-555555555555');
+      const again = await clients.ensureBootstrap('11111111-2222-4333-8444-555555555555');
+      expect(again).toEqual({ clientId: first.clientId, clientSecret: null });
+      await expect(clients.authenticate(first.clientId, first.clientSecret!)).resolves.toBeDefined();
+    });
+
+    it('gets a new secret with rotateSecret, and the old one stops working', async () => {
+      const org = '22222222-2222-4333-8444-555555555555';
+      const first = await clients.ensureBootstrap(org);
+      const rotated = await clients.ensureBootstrap(org, true);
+      expect(rotated.clientId).toBe(first.clientId);
+      expect(rotated.clientSecret).not.toBe(first.clientSecret);
+      await expect(clients.authenticate(first.clientId, first.clientSecret!)).resolves.toBeUndefined();
+      await expect(clients.authenticate(first.clientId, rotated.clientSecret!)).resolves.toBeDefined();
+    });
+
+    it('is created once when many ask at the same moment; exactly one of them gets the secret', async () => {
+      const org = '33333333-2222-4333-8444-555555555555';
+      const answers = await Promise.all(Array.from({ length: 8 }, () => clients.ensureBootstrap(org)));
+      expect(new Set(answers.map((answer) => answer.clientId)).size).toBe(1);
+      expect(answers.filter((answer) => answer.clientSecret !== null)).toHaveLength(1);
+      expect(await database.query('SELECT id FROM clients WHERE org_id = $1', [org])).toHaveLength(1);
+    });
+
+    it('refuses an org id that is not a UUID', async () => {
+      expect((await refusal(clients.ensureBootstrap('acme'))).code).toBe('validation_failed');
+    });
+  });
+
+  describe('create', () => {
+    it('registers a client with the least role that covers its scopes', async () => {
+      const reader = await clients.create({ orgId: ORG, name: ' reader ', scopes: ['users:read', 'system:read'] });
+      const writer = await clients.create({ orgId: ORG, name: 'writer', scopes: ['users:write'] });
+      const member = await clients.create({ orgId: ORG, name: 'deployer', scopes: ['instances:write'] });
+      const rows = await database.query<{ id: string; name: string; roles: string[]; scopes: string[] }>(
+        'SELECT id, name, roles, scopes FROM clients WHERE id = ANY($1)',
+        [[reader.clientId, writer.clientId, member.clientId]],
+      );
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      expect(byId.get(reader.clientId)).toMatchObject({
+        name: 'reader',
+        roles: ['viewer'],
+        scopes: ['system:read', 'users:read'],
+      });
+      expect(byId.get(writer.clientId)?.roles).toEqual(['admin']);
+      expect(byId.get(member.clientId)?.roles).toEqual(['member']);
+    });
+
+    it('takes explicit roles, but not scopes beyond them', async () => {
+      const { clientId } = await clients.create({ orgId: ORG, name: 'x', scopes: ['users:read'], roles: ['admin'] });
+      expect(await clients.authenticate(clientId, 'wrong')).toBeUndefined();
+      const error = await refusal(
+        clients.create({ orgId: ORG, name: 'x', scopes: ['users:write'], roles: ['viewer'] }),
+      );
+      expect(error.code).toBe('validation_failed');
+      expect(error.options.errors).toEqual([{ field: 'scopes', message: expect.stringContaining('users:write') }]);
+    });
+
+    it('lists every invalid field at once', async () => {
+      const error = await refusal(
+        clients.create({ orgId: 'nope', name: '', scopes: ['users:read', 'root:all'], roles: ['owner'] }),
+      );
+      expect(error.options.errors?.map((item) => item.field).sort()).toEqual(['name', 'org_id', 'roles', 'scopes']);
+      expect((await refusal(clients.create({ orgId: ORG, name: 'n', scopes: [] }))).code).toBe('validation_failed');
+    });
+  });
+});

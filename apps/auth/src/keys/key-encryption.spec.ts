@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+
+import { KeyEncryption } from './key-encryption';
+
+describe('KeyEncryption', () => {
+  const encryption = new KeyEncryption(randomBytes(32).toString('base64'));
+  const pem = '-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n';
+
+  it('round-trips a private key without storing it in the clear', () => {
+    const stored = encryption.encrypt(pem, 'kid-1');
+    expect(stored).not.toContain('PRIVATE KEY');
+    expect(encryption.decrypt(stored, 'kid-1')).toBe(pem);
+  });
+
+  it('uses a fresh IV each time', () => {
+    expect(encryption.encrypt(pem, 'kid-1')).not.toBe(encryption.encrypt(pem, 'kid-1'));
+  });
+
+  it('refuses a ciphertext moved to another key id', () => {
+    const stored = encryption.encrypt(pem, 'kid-1');
+    expect(() => encryption.decrypt(stored, 'kid-2')).toThrow('cannot be decrypted');
+  });
+
+  it('refuses a ciphertext made under another encryption key', () => {
+    const other = new KeyEncryption(randomBytes(32).toString('base64'));
+    expect(() => encryption.decrypt(other.encrypt(pem, 'kid-1'), 'kid-1')).toThrow('cannot be decrypted');
+  });
+
+  it('refuses a plaintext PEM', () => {
+    expect(() => encryption.decrypt(pem, 'kid-1')).toThrow('not stored encrypted');
+  });
+
+  it('refuses a key that is not 32 bytes', () => {
+    expect(() => new KeyEncryption(randomBytes(16).toString('base64'))).toThrow('32 bytes');
+  });
+});

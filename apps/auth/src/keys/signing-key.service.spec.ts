@@ -1,0 +1,169 @@
+import { AccessTokenVerifier } from '@acct/access-token';
+import { compactVerify, importJWK, SignJWT } from 'jose';
+
+import { AuthConfig, loadAuthConfig } from '../config';
+import { PrismaService } from '../prisma/prisma.service';
+import { FakeClock } from '../test-support/fake-clock';
+import { quietNestLogs } from '../test-support/quiet-logs';
+import { createTestDatabase, TestDatabase } from '../test-support/test-database';
+import { SigningKeyRepository } from './signing-key.repository';
+import { RETIRED_KEY_MARGIN_MS, SigningKeyService } from './signing-key.service';
+
+describe('SigningKeyService (real Postgres)', () => {
+  let database: TestDatabase;
+  let config: AuthConfig;
+  const clients: PrismaService[] = [];
+
+  /** One auth instance: its own connection pool and key cache. */
+  const instance = (clock = new FakeClock()) => {
+    const prisma = new PrismaService(config);
+    clients.push(prisma);
+    return new SigningKeyService(new SigningKeyRepository(prisma), clock, config);
+  };
+  const signWith = async (keys: SigningKeyService) => {
+    const { kid, privateKey } = await keys.currentSigner();
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid })
+      .sign(privateKey)
+      .then((token) => ({ kid, token }));
+  };
+  const verifies = async (keys: SigningKeyService, token: string) => {
+    const kid = (JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()) as { kid: string }).kid;
+    const jwk = (await keys.publishedKeys()).find((key) => key.kid === kid);
+    if (!jwk) return false;
+    await compactVerify(token, await importJWK(jwk, 'ES256'));
+    return true;
+  };
+
+  beforeAll(async () => {
+    quietNestLogs();
+    database = await createTestDatabase();
+    config = loadAuthConfig({ AUTH_DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((prisma) => prisma.$disconnect()));
+    await database.query('DELETE FROM signing_keys');
+  });
+
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('creates exactly one active key when eight instances start at the same moment', async () => {
+    const instances = Array.from({ length: 8 }, () => instance());
+    await Promise.all(instances.map((keys) => keys.reload()));
+
+    const rows = await database.query<{ kid: string; retired_at: Date | null }>(
+      'SELECT kid, retired_at FROM signing_keys',
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].retired_at).toBeNull();
+    const kids = await Promise.all(instances.map(async (keys) => (await keys.currentSigner()).kid));
+    expect(new Set(kids)).toEqual(new Set([rows[0].kid]));
+  });
+
+  it('keeps the private key encrypted at rest and publishes only the public parts', async () => {
+    const keys = instance();
+    await keys.reload();
+    const [row] = await database.query<{ private_key_pem: string; public_jwk: object }>(
+      'SELECT private_key_pem, public_jwk FROM signing_keys',
+    );
+    expect(row.private_key_pem).toMatch(/^aes256gcm:/);
+    expect(row.private_key_pem).not.toContain('PRIVATE KEY');
+    const published = await keys.publishedKeys();
+    expect(published).toHaveLength(1);
+    expect(Object.keys(published[0]).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
+    expect(published[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+  });
+
+  it('refuses to load keys encrypted under another AUTH_KEY_ENCRYPTION_KEY', async () => {
+    await instance().reload();
+    const otherConfig = loadAuthConfig({
+      AUTH_DATABASE_URL: database.url,
+      AUTH_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+    });
+    const prisma = new PrismaService(otherConfig);
+    clients.push(prisma);
+    const stranger = new SigningKeyService(new SigningKeyRepository(prisma), new FakeClock(), otherConfig);
+    await expect(stranger.reload()).rejects.toThrow('cannot be decrypted');
+    await expect(stranger.currentSigner()).rejects.toMatchObject({ code: 'service_unavailable' });
+  });
+
+  it('rotates: the new key signs, tokens of the old one keep verifying until they have all expired', async () => {
+    const clock = new FakeClock();
+    const keys = instance(clock);
+    await keys.reload();
+    const before = await signWith(keys);
+
+    clock.advance(1000);
+    const newKid = await keys.rotate();
+    const after = await signWith(keys);
+    expect(after.kid).toBe(newKid);
+    expect(newKid).not.toBe(before.kid);
+    expect((await keys.publishedKeys()).map((key) => key.kid).sort()).toEqual([before.kid, newKid].sort());
+    expect(await verifies(keys, before.token)).toBe(true);
+    expect(await verifies(keys, after.token)).toBe(true);
+
+    // Still published at the last moment a token of the old key can be valid…
+    clock.advance(config.ACCESS_TOKEN_TTL_SECONDS * 1000 + RETIRED_KEY_MARGIN_MS - 1000);
+    await keys.reload();
+    expect(await verifies(keys, before.token)).toBe(true);
+    // …and gone after it.
+    clock.advance(2000);
+    await keys.reload();
+    expect((await keys.publishedKeys()).map((key) => key.kid)).toEqual([newKid]);
+    expect(await verifies(keys, before.token)).toBe(false);
+    expect(await verifies(keys, after.token)).toBe(true);
+
+    const rows = await database.query<{ kid: string; retired_at: Date | null }>(
+      'SELECT kid, retired_at FROM signing_keys ORDER BY created_at',
+    );
+    expect(rows.map((row) => [row.kid, row.retired_at !== null])).toEqual([
+      [before.kid, true],
+      [newKid, false],
+    ]);
+  });
+
+  it('lets other instances follow a rotation: they sign with the new key after their reload', async () => {
+    const [first, second] = [instance(), instance()];
+    await first.reload();
+    await second.reload();
+    const newKid = await first.rotate();
+    expect((await second.currentSigner()).kid).not.toBe(newKid);
+    // Their JWKS shows the new key at once (it is reread when older than a second)…
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await second.publishedKeys()).map((key) => key.kid)).toContain(newKid);
+    // …and their signer switches with the reload.
+    await second.reload();
+    expect((await second.currentSigner()).kid).toBe(newKid);
+  });
+
+  it('serves tokens an AccessTokenVerifier accepts across a rotation', async () => {
+    const keys = instance();
+    await keys.reload();
+    const verifier = new AccessTokenVerifier({
+      issuer: 'issuer',
+      audience: 'audience',
+      refetchIntervalMs: 0,
+      fetchKeys: async () => ({ keys: await keys.publishedKeys() }),
+    });
+    const token = async () => {
+      const { kid, privateKey } = await keys.currentSigner();
+      return new SignJWT({ scope: 'users:read', org_id: 'o', client_id: 'c' })
+        .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
+        .setIssuer('issuer')
+        .setAudience('audience')
+        .setSubject('s')
+        .setIssuedAt()
+        .setJti('j')
+        .setExpirationTime('2h')
+        .sign(privateKey);
+    };
+    const old = await token();
+    await expect(verifier.verify(old)).resolves.toMatchObject({ subject: 's' });
+    await keys.rotate();
+    await expect(verifier.verify(await token())).resolves.toMatchObject({ subject: 's' });
+    await expect(verifier.verify(old)).resolves.toMatchObject({ subject: 's' });
+  });
+});

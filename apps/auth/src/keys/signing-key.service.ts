@@ -1,0 +1,182 @@
+import { SIGNING_ALGORITHM } from '@acct/access-token';
+import { ReadinessCheck } from '@acct/observability';
+import { DomainError } from '@acct/problem';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, JWK, KeyLike } from 'jose';
+
+import { Clock } from '../clock';
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { KeyEncryption } from './key-encryption';
+import { NewSigningKey, SigningKeyRepository, StoredSigningKey } from './signing-key.repository';
+
+/** A retired key stays published this long after the last token it may have signed expires. */
+export const RETIRED_KEY_MARGIN_MS = 60_000;
+/** GetJwks rereads the keys when its copy is older than this, so a rotation elsewhere shows at once. */
+const JWKS_MAX_AGE_MS = 1000;
+
+/** A public key as published in the JWKS (RFC 7517), EC P-256 only. */
+export interface PublishedKey {
+  kty: string;
+  kid: string;
+  use: 'sig';
+  alg: typeof SIGNING_ALGORITHM;
+  crv: string;
+  x: string;
+  y: string;
+}
+
+export interface Signer {
+  kid: string;
+  privateKey: KeyLike;
+}
+
+/**
+ * The ES256 keys that sign access tokens. Exactly one key is active (it signs); after a rotation the
+ * previous one stays published until every token it signed has expired. Keys are cached and reread
+ * on an interval, so every instance follows a rotation made by another. Private keys never leave
+ * this class (and are never logged); they are stored encrypted.
+ */
+@Injectable()
+export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(SigningKeyService.name);
+  private readonly encryption: KeyEncryption;
+  private signer?: Signer;
+  private published: PublishedKey[] = [];
+  private readonly privateKeys = new Map<string, KeyLike>();
+  private loadedAt = 0;
+  private loading?: Promise<void>;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly repository: SigningKeyRepository,
+    private readonly clock: Clock,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+  ) {
+    this.encryption = new KeyEncryption(config.AUTH_KEY_ENCRYPTION_KEY);
+  }
+
+  /** Makes sure a key exists before the first call; a database that is down is retried on the interval. */
+  async onModuleInit() {
+    await this.reload().catch((error: unknown) => this.logger.warn(`signing keys not loaded yet: ${describe(error)}`));
+    this.timer = setInterval(
+      () =>
+        void this.reload().catch((error: unknown) => this.logger.warn(`signing keys not reloaded: ${describe(error)}`)),
+      this.config.SIGNING_KEY_RELOAD_MS,
+    );
+    this.timer.unref();
+  }
+
+  onModuleDestroy() {
+    clearInterval(this.timer);
+  }
+
+  get ready(): boolean {
+    return this.signer !== undefined;
+  }
+
+  /** The key to sign with now. */
+  async currentSigner(): Promise<Signer> {
+    if (!this.signer) await this.reload().catch((error: unknown) => this.logger.warn(describe(error)));
+    if (!this.signer) throw unavailable();
+    return this.signer;
+  }
+
+  /** The public keys that verify tokens issued now or still within their lifetime. */
+  async publishedKeys(): Promise<PublishedKey[]> {
+    if (Date.now() - this.loadedAt > JWKS_MAX_AGE_MS) {
+      // A slightly stale set beats none while the database is away.
+      await this.reload().catch((error: unknown) => {
+        this.logger.warn(`signing keys not reloaded: ${describe(error)}`);
+        if (this.published.length === 0) throw unavailable();
+      });
+    }
+    return this.published;
+  }
+
+  /** A new key takes over signing; the previous one is retired now and stays published for a while. */
+  async rotate(): Promise<string> {
+    const key = await this.generate();
+    await this.repository.replaceActive(key, new Date(this.clock.now()));
+    this.logger.log(`signing key rotated; ${key.kid} now signs`);
+    // A read that began before the rotation would bring back the old key: let it end, then read again.
+    await this.loading?.catch(() => undefined);
+    await this.reload();
+    return key.kid;
+  }
+
+  /** Rereads the keys (creating the first one if there is none); concurrent callers share one read. */
+  reload(): Promise<void> {
+    this.loading ??= this.load().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async load() {
+    let keys = await this.repository.findPublished(this.publishedSince());
+    if (!keys.some((key) => key.retiredAt === null)) {
+      if (await this.repository.ensureActive(() => this.generate())) this.logger.log('created the first signing key');
+      keys = await this.repository.findPublished(this.publishedSince());
+    }
+    const active = keys.find((key) => key.retiredAt === null);
+    if (!active) throw new Error('no active signing key');
+    this.signer = { kid: active.kid, privateKey: await this.privateKeyOf(active) };
+    this.published = keys.map((key) => publish(key.publicJwk, key.kid));
+    for (const kid of this.privateKeys.keys()) if (kid !== active.kid) this.privateKeys.delete(kid);
+    this.loadedAt = Date.now();
+  }
+
+  /** Tokens live ACCESS_TOKEN_TTL_SECONDS; a key retired before this instant signed none still valid. */
+  private publishedSince(): Date {
+    return new Date(this.clock.now() - this.config.ACCESS_TOKEN_TTL_SECONDS * 1000 - RETIRED_KEY_MARGIN_MS);
+  }
+
+  private async privateKeyOf(key: StoredSigningKey): Promise<KeyLike> {
+    let privateKey = this.privateKeys.get(key.kid);
+    if (!privateKey) {
+      privateKey = await importPKCS8(this.encryption.decrypt(key.encryptedPrivateKey, key.kid), SIGNING_ALGORITHM);
+      this.privateKeys.set(key.kid, privateKey);
+    }
+    return privateKey;
+  }
+
+  private async generate(): Promise<NewSigningKey> {
+    const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
+    const jwk = await exportJWK(publicKey);
+    // RFC 7638 thumbprint: a kid that names the key itself.
+    const kid = await calculateJwkThumbprint(jwk, 'sha256');
+    return {
+      kid,
+      algorithm: SIGNING_ALGORITHM,
+      encryptedPrivateKey: this.encryption.encrypt(await exportPKCS8(privateKey), kid),
+      publicJwk: publish(jwk, kid),
+      createdAt: new Date(this.clock.now()),
+    };
+  }
+}
+
+function publish(jwk: JWK, kid: string): PublishedKey {
+  return {
+    kty: jwk.kty ?? 'EC',
+    kid,
+    use: 'sig',
+    alg: SIGNING_ALGORITHM,
+    crv: jwk.crv ?? 'P-256',
+    x: jwk.x ?? '',
+    y: jwk.y ?? '',
+  };
+}
+
+const unavailable = () =>
+  new DomainError('service_unavailable', 'The signing keys are unavailable; retry shortly.', { retryAfter: 1 });
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Ready once a signing key is loaded: before that no token can be issued. */
+@Injectable()
+export class SigningKeyReadiness implements ReadinessCheck {
+  readonly name = 'signing_keys';
+  constructor(private readonly keys: SigningKeyService) {}
+
+  check(): Promise<void> {
+    return this.keys.ready ? Promise.resolve() : Promise.reject(new Error('no signing key loaded'));
+  }
+}

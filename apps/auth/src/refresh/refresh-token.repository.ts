@@ -1,0 +1,140 @@
+import { Injectable } from '@nestjs/common';
+
+import { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../prisma/prisma.service';
+
+/** A refresh token as stored (no Prisma type leaves this file); the token itself only as a hash. */
+export interface StoredRefreshToken {
+  id: string;
+  familyId: string;
+  parentId: string | null;
+  userId: string;
+  orgId: string;
+  clientId: string;
+  scopes: string[];
+  roles: string[];
+  createdAt: Date;
+  expiresAt: Date;
+  firstUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export type NewRefreshToken = Omit<StoredRefreshToken, 'firstUsedAt' | 'revokedAt'> & { tokenHash: string };
+
+/**
+ * One family's tokens, inside a transaction that holds the family's advisory lock. Rotations take it
+ * shared (they run side by side; first use is claimed with a conditional update), a revocation takes
+ * it exclusive: it waits for rotations in flight, so the tokens they create are revoked too, and
+ * rotations after it see their token revoked.
+ */
+export class RefreshTokenFamily {
+  constructor(
+    private readonly tx: Prisma.TransactionClient,
+    readonly familyId: string,
+  ) {}
+
+  async findByHash(tokenHash: string): Promise<StoredRefreshToken | undefined> {
+    const row = await this.tx.refreshToken.findUnique({ where: { tokenHash } });
+    return row && row.familyId === this.familyId ? toStored(row) : undefined;
+  }
+
+  /** Records the first use of a token; false when some use was recorded already. */
+  async claimFirstUse(id: string, at: Date): Promise<boolean> {
+    const { count } = await this.tx.refreshToken.updateMany({
+      where: { id, familyId: this.familyId, firstUsedAt: null },
+      data: { firstUsedAt: at },
+    });
+    return count === 1;
+  }
+
+  async insert(token: NewRefreshToken): Promise<void> {
+    if (token.familyId !== this.familyId) throw new Error('a token joins its own family only');
+    await this.tx.refreshToken.create({ data: toRow(token) });
+  }
+
+  async revokeAll(at: Date): Promise<number> {
+    const { count } = await this.tx.refreshToken.updateMany({
+      where: { familyId: this.familyId, revokedAt: null },
+      data: { revokedAt: at },
+    });
+    return count;
+  }
+}
+
+export type FamilyLock = 'shared' | 'exclusive';
+
+/** `refresh_tokens`. */
+@Injectable()
+export class RefreshTokenRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** The family a token belongs to, read without a lock: only to know which family to lock. */
+  async familyOf(tokenHash: string): Promise<string | undefined> {
+    const row = await this.prisma.refreshToken.findUnique({ where: { tokenHash }, select: { familyId: true } });
+    return row?.familyId;
+  }
+
+  /** The first token of a new family (a login); nobody else can know the family yet. */
+  async insertFirst(token: NewRefreshToken): Promise<void> {
+    await this.prisma.refreshToken.create({ data: toRow(token) });
+  }
+
+  /** Runs `work` in one transaction holding the family's lock. */
+  inFamily<T>(familyId: string, lock: FamilyLock, work: (family: RefreshTokenFamily) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        if (lock === 'shared') {
+          await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtext('auth:refresh_family'), hashtext(${familyId}))`;
+        } else {
+          await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('auth:refresh_family'), hashtext(${familyId}))`;
+        }
+        return work(new RefreshTokenFamily(tx, familyId));
+      },
+      { maxWait: 5000, timeout: 10_000 },
+    );
+  }
+}
+
+const toRow = (token: NewRefreshToken) => ({
+  id: token.id,
+  familyId: token.familyId,
+  parentId: token.parentId,
+  tokenHash: token.tokenHash,
+  userId: token.userId,
+  orgId: token.orgId,
+  clientId: token.clientId,
+  scope: token.scopes.join(' '),
+  roles: token.roles,
+  createdAt: token.createdAt,
+  expiresAt: token.expiresAt,
+});
+
+function toStored(row: {
+  id: string;
+  familyId: string;
+  parentId: string | null;
+  userId: string;
+  orgId: string;
+  clientId: string;
+  scope: string;
+  roles: string[];
+  createdAt: Date;
+  expiresAt: Date;
+  firstUsedAt: Date | null;
+  revokedAt: Date | null;
+}): StoredRefreshToken {
+  return {
+    id: row.id,
+    familyId: row.familyId,
+    parentId: row.parentId,
+    userId: row.userId,
+    orgId: row.orgId,
+    clientId: row.clientId,
+    scopes: row.scope.split(' ').filter(Boolean),
+    roles: row.roles,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    firstUsedAt: row.firstUsedAt,
+    revokedAt: row.revokedAt,
+  };
+}

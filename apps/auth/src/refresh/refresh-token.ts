@@ -1,0 +1,7 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Opaque: 256 random bits, base64url (43 characters). */
+export const generateRefreshToken = () => randomBytes(32).toString('base64url');
+
+/** SHA-256, hex: the token is high-entropy, so its hash reveals nothing and a fast hash suffices. */
+export const hashRefreshToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');

@@ -1,0 +1,91 @@
+import { grpcServerOptions } from '@acct/grpc';
+import { freePort } from '@acct/testing';
+import { INestMicroservice, Type } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { Registry } from 'prom-client';
+
+import { AppModule } from '../app.module';
+import { Clock } from '../clock';
+import { AuthConfig, loadAuthConfig } from '../config';
+import { IdentityClient } from '../tokens/identity.client';
+import { LOGIN_POLICIES, LoginPolicy } from '../tokens/login-policy';
+import { FakeClock } from './fake-clock';
+import { PROTO_DIR } from './fake-identity';
+import { quietNestLogs } from './quiet-logs';
+
+export interface HarnessOptions {
+  databaseUrl: string;
+  clock?: FakeClock;
+  /** Where identity is (a FakeIdentity); nowhere reachable by default. */
+  identityAddress?: string;
+  /** Replaces the identity client altogether (unit tests of the password grant). */
+  identityClient?: Pick<IdentityClient, 'verifyPassword'>;
+  /** Login policies for the password grant (none by default, as in production today). */
+  loginPolicies?: LoginPolicy[];
+  /** Serve gRPC on a free port, as the real process does. */
+  grpc?: boolean;
+  env?: Record<string, string>;
+}
+
+/** The auth service as the process builds it (the real AppModule), on a test database. */
+export class AuthHarness {
+  private constructor(
+    readonly module: TestingModule,
+    readonly config: AuthConfig,
+    readonly clock: FakeClock,
+    private readonly server?: INestMicroservice,
+  ) {}
+
+  static async start(options: HarnessOptions): Promise<AuthHarness> {
+    quietNestLogs();
+    const config = loadAuthConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      PROTO_DIR,
+      AUTH_DATABASE_URL: options.databaseUrl,
+      AUTH_GRPC_PORT: String(await freePort()),
+      // A closed port: nothing answers there.
+      IDENTITY_GRPC_ADDR: options.identityAddress ?? `127.0.0.1:${await freePort()}`,
+      ...options.env,
+    });
+    const clock = options.clock ?? new FakeClock();
+    let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config, new Registry())] })
+      .overrideProvider(Clock)
+      .useValue(clock);
+    if (options.identityClient) builder = builder.overrideProvider(IdentityClient).useValue(options.identityClient);
+    if (options.loginPolicies) builder = builder.overrideProvider(LOGIN_POLICIES).useValue(options.loginPolicies);
+    const module = await builder.compile();
+    if (!options.grpc) {
+      await module.init();
+      return new AuthHarness(module, config, clock);
+    }
+    const server = module.createNestMicroservice(
+      grpcServerOptions({
+        package: 'auth.v1',
+        protoFile: 'auth/v1/auth.proto',
+        url: this.address(config),
+        protoDir: PROTO_DIR,
+      }),
+    );
+    await server.listen();
+    return new AuthHarness(module, config, clock, server);
+  }
+
+  private static address(config: AuthConfig) {
+    return `127.0.0.1:${config.AUTH_GRPC_PORT}`;
+  }
+
+  /** host:port of the gRPC server. */
+  get address(): string {
+    return AuthHarness.address(this.config);
+  }
+
+  get<T>(type: Type<T>): T {
+    return this.module.get(type, { strict: false });
+  }
+
+  async close(): Promise<void> {
+    if (this.server) await this.server.close();
+    else await this.module.close();
+  }
+}

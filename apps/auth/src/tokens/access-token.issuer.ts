@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+
+import { ACCESS_TOKEN_TYPE, AccessTokenClaims, SIGNING_ALGORITHM } from '@acct/access-token';
+import { Inject, Injectable } from '@nestjs/common';
+import { SignJWT } from 'jose';
+
+import { Clock } from '../clock';
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { SigningKeyService } from '../keys/signing-key.service';
+
+/** Who an access token speaks for, and what it allows. */
+export interface AccessTokenSubject {
+  /** A user id, or a client id for a client's own token. */
+  subject: string;
+  kind: 'user' | 'client';
+  orgId: string;
+  clientId: string;
+  scopes: readonly string[];
+  roles: readonly string[];
+}
+
+export interface IssuedAccessToken {
+  token: string;
+  /** Seconds. */
+  expiresIn: number;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+  /** Space-separated, as in the token. */
+  scope: string;
+}
+
+/** RFC 9068 access tokens (`typ: at+jwt`), ES256-signed with the active key, named by `kid`. */
+@Injectable()
+export class AccessTokenIssuer {
+  constructor(
+    private readonly keys: SigningKeyService,
+    private readonly clock: Clock,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+  ) {}
+
+  async issue(subject: AccessTokenSubject, ttlSeconds = this.config.ACCESS_TOKEN_TTL_SECONDS) {
+    const { kid, privateKey } = await this.keys.currentSigner();
+    const issuedAt = Math.floor(this.clock.now() / 1000);
+    const scope = subject.scopes.join(' ');
+    const claims: Omit<AccessTokenClaims, 'sub' | 'iss' | 'aud' | 'exp' | 'iat' | 'jti'> = {
+      scope,
+      org_id: subject.orgId,
+      client_id: subject.clientId,
+      roles: [...subject.roles],
+      kind: subject.kind,
+    };
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid })
+      .setIssuer(this.config.TOKEN_ISSUER)
+      .setSubject(subject.subject)
+      .setAudience(this.config.TOKEN_AUDIENCE)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + ttlSeconds)
+      .setJti(randomUUID())
+      .sign(privateKey);
+    return {
+      token,
+      expiresIn: ttlSeconds,
+      expiresAt: (issuedAt + ttlSeconds) * 1000,
+      scope,
+    } satisfies IssuedAccessToken;
+  }
+}

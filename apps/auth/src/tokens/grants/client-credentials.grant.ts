@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+
+import { CLIENT_CREDENTIALS, ClientService } from '../../clients/client.service';
+import { OAuthErrors } from '../../oauth/oauth-errors';
+import { grantScopes } from '../../oauth/scope';
+import { AccessTokenIssuer } from '../access-token.issuer';
+import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
+
+/**
+ * `grant_type=client_credentials` (contract §4): a confidential client acting for itself in its org,
+ * with its own roles. No refresh token (RFC 6749 §4.4.3): it can always authenticate again.
+ */
+@Injectable()
+export class ClientCredentialsGrant implements Grant {
+  readonly grantType = CLIENT_CREDENTIALS;
+
+  constructor(
+    private readonly clients: ClientService,
+    private readonly accessTokens: AccessTokenIssuer,
+  ) {}
+
+  async issue(request: TokenRequest): Promise<TokenSet> {
+    const clientId = required(request, 'clientId', 'client_id');
+    const clientSecret = required(request, 'clientSecret', 'client_secret');
+    const client = await this.clients.authenticate(clientId, clientSecret);
+    if (!client) throw OAuthErrors.invalidClient();
+    if (!client.grantTypes.includes(CLIENT_CREDENTIALS)) throw OAuthErrors.unauthorizedClient(CLIENT_CREDENTIALS);
+
+    const access = await this.accessTokens.issue({
+      subject: client.id,
+      kind: 'client',
+      orgId: client.orgId,
+      clientId: client.id,
+      scopes: grantScopes(request.scope, client.scopes),
+      roles: client.roles,
+    });
+    return tokenSet(access);
+  }
+}

@@ -1,0 +1,49 @@
+import { OAuthErrors } from '../../oauth/oauth-errors';
+import { IssuedAccessToken } from '../access-token.issuer';
+
+/** A token request as the gateway passes it on (contract §4); absent fields are empty strings. */
+export interface TokenRequest {
+  grantType: string;
+  username: string;
+  password: string;
+  scope: string;
+  mfaCode: string;
+  clientId: string;
+  clientSecret: string;
+  refreshToken: string;
+  /** Who asks, for lockout and audit. */
+  clientIp: string;
+  deviceId: string;
+  userAgent: string;
+}
+
+/** The token set of interface §2.2. */
+export interface TokenSet {
+  accessToken: string;
+  /** Empty when the grant issues none (client_credentials, RFC 6749 §4.4.3). */
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  scope: string;
+}
+
+/** One OAuth grant type. */
+export interface Grant {
+  readonly grantType: string;
+  issue(request: TokenRequest): Promise<TokenSet>;
+}
+
+export const tokenSet = (access: IssuedAccessToken, refreshToken = ''): TokenSet => ({
+  accessToken: access.token,
+  refreshToken,
+  tokenType: 'Bearer',
+  expiresIn: access.expiresIn,
+  scope: access.scope,
+});
+
+/** The value of a parameter the grant cannot do without. */
+export function required(request: TokenRequest, field: keyof TokenRequest, name: string): string {
+  const value = request[field];
+  if (value.length === 0) throw OAuthErrors.invalidRequest(`The ${name} parameter is required for this grant.`);
+  return value;
+}

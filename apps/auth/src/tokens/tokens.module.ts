@@ -1,0 +1,48 @@
+import { grpcClientOptions } from '@acct/grpc';
+import { Module } from '@nestjs/common';
+import { ClientsModule } from '@nestjs/microservices';
+
+import { OAuthClientsModule } from '../clients/clients.module';
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { RefreshModule } from '../refresh/refresh.module';
+import { AccessTokenIssuer } from './access-token.issuer';
+import { ClientCredentialsGrant } from './grants/client-credentials.grant';
+import { PasswordGrant } from './grants/password.grant';
+import { RefreshTokenGrant } from './grants/refresh-token.grant';
+import { IDENTITY_GRPC_CLIENT, IdentityClient } from './identity.client';
+import { LOGIN_POLICIES, LoginPolicy } from './login-policy';
+import { ServiceToken } from './service-token';
+import { TokenService } from './token.service';
+
+@Module({
+  imports: [
+    OAuthClientsModule,
+    RefreshModule,
+    ClientsModule.registerAsync([
+      {
+        name: IDENTITY_GRPC_CLIENT,
+        inject: [AUTH_CONFIG],
+        useFactory: (config: AuthConfig) =>
+          grpcClientOptions({
+            package: 'identity.v1',
+            protoFile: 'identity/v1/identity.proto',
+            url: config.IDENTITY_GRPC_ADDR,
+            protoDir: config.PROTO_DIR,
+          }),
+      },
+    ]),
+  ],
+  providers: [
+    AccessTokenIssuer,
+    ServiceToken,
+    IdentityClient,
+    // Lockout and MFA join here (contract §4).
+    { provide: LOGIN_POLICIES, useValue: [] satisfies LoginPolicy[] },
+    PasswordGrant,
+    ClientCredentialsGrant,
+    RefreshTokenGrant,
+    TokenService,
+  ],
+  exports: [TokenService],
+})
+export class TokensModule {}

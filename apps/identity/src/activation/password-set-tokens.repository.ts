@@ -1,0 +1,31 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+
+import { Injectable } from '@nestjs/common';
+
+import { Db } from '../prisma/transactions';
+
+/** Contract §3: a one-time credential of scope password:set, valid 24 hours. */
+export const PASSWORD_SET_TTL_MS = 24 * 3600 * 1000;
+
+export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export interface IssuedToken {
+  token: string;
+  expiresAt: Date;
+}
+
+/**
+ * One-time password:set tokens (activation and reset). The token is 256 random bits; only its SHA-256
+ * is stored (a fast hash is right for a high-entropy secret, and lookups stay constant-time by index).
+ */
+@Injectable()
+export class PasswordSetTokensRepository {
+  async issue(db: Db, userId: string, now: Date): Promise<IssuedToken> {
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(now.getTime() + PASSWORD_SET_TTL_MS);
+    await db.passwordSetToken.create({
+      data: { id: randomUUID(), userId, tokenHash: hashToken(token), expiresAt, createdAt: now },
+    });
+    return { token, expiresAt };
+  }
+}

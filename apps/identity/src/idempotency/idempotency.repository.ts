@@ -1,0 +1,118 @@
+import { Injectable } from '@nestjs/common';
+
+import { IdempotencyKey, Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../prisma/prisma.service';
+import { Db } from '../prisma/transactions';
+import { StoredKey, StoredOutcome } from './idempotency-rules';
+
+/** Whose key it is: keys of different callers never meet. */
+export interface KeyScope {
+  orgId: string;
+  /** `<kind>:<subject>`, e.g. `user:<id>` or `client:<id>`. */
+  subject: string;
+}
+
+export interface KeyRef {
+  scope: KeyScope;
+  key: string;
+}
+
+export interface NewClaim {
+  fingerprint: string;
+  claimToken: string;
+  now: Date;
+  lockedUntil: Date;
+  expiresAt: Date;
+}
+
+/** Idempotency keys. Every write that finishes a claim names the claim's token, so only its holder can. */
+@Injectable()
+export class IdempotencyRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** INSERT … ON CONFLICT DO NOTHING: true when this call now holds the key. */
+  async insertClaim({ scope, key }: KeyRef, claim: NewClaim): Promise<boolean> {
+    const { count } = await this.prisma.idempotencyKey.createMany({
+      data: [
+        {
+          orgId: scope.orgId,
+          subject: scope.subject,
+          key,
+          fingerprint: claim.fingerprint,
+          state: 'in_progress',
+          claimToken: claim.claimToken,
+          createdAt: claim.now,
+          lockedUntil: claim.lockedUntil,
+          expiresAt: claim.expiresAt,
+        },
+      ],
+      skipDuplicates: true,
+    });
+    return count === 1;
+  }
+
+  async find({ scope, key }: KeyRef): Promise<StoredKey | null> {
+    const row = await this.prisma.idempotencyKey.findUnique({
+      where: { orgId_subject_key: { orgId: scope.orgId, subject: scope.subject, key } },
+    });
+    return row ? toStoredKey(row) : null;
+  }
+
+  /** Moves an abandoned in-progress claim from `previousToken` to `claimToken`; false if someone was faster. */
+  async takeOver({ scope, key }: KeyRef, previousToken: string, claimToken: string, lockedUntil: Date) {
+    const { count } = await this.prisma.idempotencyKey.updateMany({
+      where: { ...scope, key, state: 'in_progress', claimToken: previousToken },
+      data: { claimToken, lockedUntil },
+    });
+    return count === 1;
+  }
+
+  /** Stores the outcome; `db` is the transaction of the work it completes. False if the claim was lost. */
+  async complete(
+    { scope, key }: KeyRef,
+    claimToken: string,
+    outcome: StoredOutcome,
+    now: Date,
+    db: Db = this.prisma,
+  ): Promise<boolean> {
+    const { count } = await db.idempotencyKey.updateMany({
+      where: { ...scope, key, state: 'in_progress', claimToken },
+      data: {
+        state: 'completed',
+        responseStatus: outcome.status,
+        responseBody: toJson(outcome.body),
+        completedAt: now,
+      },
+    });
+    return count === 1;
+  }
+
+  /** Forgets an in-progress claim (its work failed in a way a retry may get past). */
+  async release({ scope, key }: KeyRef, claimToken: string): Promise<void> {
+    await this.prisma.idempotencyKey.deleteMany({ where: { ...scope, key, state: 'in_progress', claimToken } });
+  }
+
+  async deleteIfExpired({ scope, key }: KeyRef, now: Date): Promise<void> {
+    await this.prisma.idempotencyKey.deleteMany({ where: { ...scope, key, expiresAt: { lte: now } } });
+  }
+
+  /** Deletes every expired key; returns how many. */
+  async purgeExpired(now: Date): Promise<number> {
+    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lte: now } } });
+    return count;
+  }
+}
+
+/** A JSON document as Prisma stores it (undefined members dropped, as JSON itself would). */
+const toJson = (value: unknown): Prisma.InputJsonValue => JSON.parse(JSON.stringify(value)) as Prisma.InputJsonValue;
+
+function toStoredKey(row: IdempotencyKey): StoredKey {
+  const common = { fingerprint: row.fingerprint, claimToken: row.claimToken, expiresAt: row.expiresAt };
+  switch (row.state) {
+    case 'in_progress':
+      return { ...common, state: 'in_progress', lockedUntil: row.lockedUntil };
+    case 'completed':
+      if (row.responseStatus === null) throw new Error('a completed idempotency key has no stored outcome');
+      return { ...common, state: 'completed', outcome: { status: row.responseStatus, body: row.responseBody } };
+  }
+}

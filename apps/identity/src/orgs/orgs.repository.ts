@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+
+import { Org } from '../generated/prisma/client';
+import { isUuid } from '../ids';
+import { PrismaService } from '../prisma/prisma.service';
+import { Db } from '../prisma/transactions';
+import { OrgRecord } from './org';
+
+@Injectable()
+export class OrgsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async findById(id: string, db: Db = this.prisma): Promise<OrgRecord | null> {
+    if (!isUuid(id)) return null;
+    const row = await db.org.findUnique({ where: { id } });
+    return row ? toRecord(row) : null;
+  }
+
+  async findByName(name: string, db: Db = this.prisma): Promise<OrgRecord | null> {
+    const row = await db.org.findUnique({ where: { name } });
+    return row ? toRecord(row) : null;
+  }
+
+  /**
+   * The org of this name, created with `id` when there is none (INSERT … ON CONFLICT DO NOTHING):
+   * concurrent callers all end up with the same org.
+   */
+  async ensure(name: string, id: string, now: Date, db: Db = this.prisma): Promise<OrgRecord> {
+    await db.org.createMany({ data: [{ id, name, createdAt: now }], skipDuplicates: true });
+    const org = await this.findByName(name, db);
+    if (!org) throw new Error(`org ${JSON.stringify(name)} vanished right after it was ensured`);
+    return org;
+  }
+}
+
+const toRecord = (row: Org): OrgRecord => ({ id: row.id, name: row.name, createdAt: row.createdAt });

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+
+import { Injectable } from '@nestjs/common';
+
+import { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../prisma/prisma.service';
+import { Db } from '../prisma/transactions';
+
+export interface OutboxRow {
+  id: string;
+  type: string;
+  payload: Prisma.JsonValue;
+}
+
+@Injectable()
+export class OutboxRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Writes an event in the caller's transaction: it exists exactly when the change it describes does. */
+  async append(db: Db, type: string, data: Prisma.InputJsonObject, occurredAt: Date): Promise<string> {
+    const id = randomUUID();
+    const payload = { id, type, version: 1, occurred_at: occurredAt.toISOString(), data };
+    await db.outboxEvent.create({ data: { id, type, payload, createdAt: occurredAt } });
+    return id;
+  }
+
+  /** The oldest unpublished events, locked for this relay (other instances skip them). */
+  lockBatch(db: Prisma.TransactionClient, limit: number): Promise<OutboxRow[]> {
+    return db.$queryRaw<OutboxRow[]>`
+      SELECT id, type, payload FROM outbox_events
+      WHERE published_at IS NULL
+      ORDER BY created_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED`;
+  }
+
+  /**
+   * Marks events published and drops one-time secrets from the stored copy: once the broker has the
+   * event, the database need not keep the activation token.
+   */
+  async markPublished(db: Prisma.TransactionClient, ids: string[], at: Date): Promise<void> {
+    await db.$executeRaw`
+      UPDATE outbox_events
+      SET published_at = ${at},
+          payload = jsonb_set(payload, '{data}', (payload->'data') - 'activation_token' - 'token')
+      WHERE id = ANY(${ids}::uuid[])`;
+  }
+
+  backlog(): Promise<number> {
+    return this.prisma.outboxEvent.count({ where: { publishedAt: null } });
+  }
+}

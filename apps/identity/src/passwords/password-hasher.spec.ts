@@ -1,0 +1,53 @@
+import { Logger } from '@nestjs/common';
+
+import { PasswordHasher } from './password-hasher';
+import { passwordProblem } from './password-policy';
+
+describe('PasswordHasher', () => {
+  const hasher = new PasswordHasher({ ARGON2_MEMORY_KIB: 19_456, ARGON2_ITERATIONS: 2, ARGON2_PARALLELISM: 1 });
+
+  it('hashes with argon2id and the configured parameters, salted', async () => {
+    const first = await hasher.hash('correct horse battery');
+    expect(first).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(await hasher.hash('correct horse battery')).not.toBe(first);
+  });
+
+  it('verifies the right password only', async () => {
+    const stored = await hasher.hash('correct horse battery');
+    expect(await hasher.verifyOrBurn(stored, 'correct horse battery')).toBe(true);
+    expect(await hasher.verifyOrBurn(stored, 'Correct horse battery')).toBe(false);
+  });
+
+  it('says no, after the same work, when there is no hash', async () => {
+    expect(await hasher.verifyOrBurn(null, 'anything at all')).toBe(false);
+    expect(await hasher.verifyOrBurn(null, '')).toBe(false);
+  });
+
+  it('says no to an unreadable stored hash instead of failing, and logs it', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      expect(await hasher.verifyOrBurn('not a phc string', 'x')).toBe(false);
+      expect(logged).toHaveBeenCalledWith(expect.stringContaining('unreadable password hash'));
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it('uses other parameters when configured', async () => {
+    const cheap = new PasswordHasher({ ARGON2_MEMORY_KIB: 8192, ARGON2_ITERATIONS: 3, ARGON2_PARALLELISM: 2 });
+    expect(await cheap.hash('x'.repeat(8))).toMatch(/^\$argon2id\$v=19\$m=8192,t=3,p=2\$/);
+  });
+});
+
+describe('password policy', () => {
+  it('takes 8 to 128 code points', () => {
+    expect(passwordProblem('1234567')).toBe('must be at least 8 characters');
+    expect(passwordProblem('12345678')).toBeUndefined();
+    expect(passwordProblem('🔑'.repeat(128))).toBeUndefined();
+    expect(passwordProblem('🔑'.repeat(129))).toBe('must be at most 128 characters');
+  });
+
+  it('refuses text that is not valid Unicode', () => {
+    expect(passwordProblem('abcdefgh\ud800')).toBe('must be valid Unicode text');
+  });
+});

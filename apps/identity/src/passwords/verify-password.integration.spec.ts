@@ -1,0 +1,91 @@
+import { performance } from 'node:perf_hooks';
+
+import { INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
+import { DomainError } from '@acct/problem';
+
+import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
+import { CreateUserService } from '../users/create-user.service';
+import { VerifyPasswordService } from './verify-password.service';
+
+jest.setTimeout(60_000);
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+describe('VerifyPassword against Postgres', () => {
+  let identity: IdentityHarness;
+  let service: VerifyPasswordService;
+  let acme: SeededOrg;
+  const auth = callerOf('client', 'auth-service', 'system', [INTERNAL_IDENTITY_SCOPE]);
+
+  beforeAll(async () => {
+    identity = await IdentityHarness.start();
+    service = identity.get(VerifyPasswordService);
+    acme = await identity.seedOrg('acme', 'the admin password');
+    const users = identity.get(CreateUserService);
+    await users.create(acme.admin, {
+      email: 'Pending@Example.com',
+      displayName: 'Pending',
+      password: 'pending password',
+      roles: [],
+      requestFingerprint: '',
+    });
+    await users.create(acme.admin, {
+      email: 'nopassword@example.com',
+      displayName: 'No password',
+      roles: [],
+      requestFingerprint: '',
+    });
+  });
+
+  afterAll(async () => {
+    await identity?.close();
+  });
+
+  it('accepts the right password, looking the e-mail up case-insensitively, and answers the user', async () => {
+    const answer = await service.verify(auth, '  ADMIN@acme.example.com ', 'the admin password');
+    expect(answer).toEqual({
+      valid: true,
+      user: expect.objectContaining({ id: acme.adminUserId, orgId: acme.orgId, status: 'active', roles: ['admin'] }),
+    });
+  });
+
+  it('answers a pending user too: whether it may log in is the auth service’s decision', async () => {
+    const answer = await service.verify(auth, 'pending@example.com', 'pending password');
+    expect(answer.valid).toBe(true);
+    expect(answer.user?.status).toBe('pending');
+  });
+
+  it('answers the same {valid:false} for a wrong password, an unknown e-mail and a user without a password', async () => {
+    const answers = await Promise.all([
+      service.verify(auth, 'admin@acme.example.com', 'wrong password'),
+      service.verify(auth, 'nobody@acme.example.com', 'the admin password'),
+      service.verify(auth, 'nopassword@example.com', ''),
+    ]);
+    for (const answer of answers) expect(answer).toEqual({ valid: false, user: undefined });
+  });
+
+  it('takes about as long for an unknown e-mail as for a wrong password (the dummy hash is verified)', async () => {
+    const unknown: number[] = [];
+    const wrong: number[] = [];
+    const time = async (into: number[], email: string) => {
+      const started = performance.now();
+      await service.verify(auth, email, 'not the password');
+      into.push(performance.now() - started);
+    };
+    for (let round = 0; round < 7; round += 1) {
+      await time(unknown, `nobody-${round}@example.com`);
+      await time(wrong, 'admin@acme.example.com');
+    }
+    const ratio = median(unknown) / median(wrong);
+    expect(ratio).toBeGreaterThan(0.4);
+    expect(ratio).toBeLessThan(2.5);
+  });
+
+  it('refuses a caller without internal:identity with insufficient_scope', async () => {
+    const user = callerOf('user', acme.adminUserId, acme.orgId, ['users:read', 'users:write'], ['admin']);
+    await expect(service.verify(user, 'admin@acme.example.com', 'the admin password')).rejects.toMatchObject({
+      code: 'insufficient_scope',
+    });
+    await expect(service.verify(user, 'admin@acme.example.com', 'x')).rejects.toBeInstanceOf(DomainError);
+  });
+});

@@ -1,0 +1,76 @@
+import { DomainError } from '@acct/problem';
+
+import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
+import { CreateUserService } from './create-user.service';
+import { GetUserService } from './get-user.service';
+
+jest.setTimeout(60_000);
+
+const failure = async (promise: Promise<unknown>): Promise<DomainError> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected a DomainError');
+};
+
+describe('GetUser against Postgres', () => {
+  let identity: IdentityHarness;
+  let service: GetUserService;
+  let acme: SeededOrg;
+  let globex: SeededOrg;
+
+  beforeAll(async () => {
+    identity = await IdentityHarness.start();
+    service = identity.get(GetUserService);
+    acme = await identity.seedOrg('acme');
+    globex = await identity.seedOrg('globex');
+  });
+
+  afterAll(async () => {
+    await identity?.close();
+  });
+
+  it('answers a user of the caller’s org', async () => {
+    const { user } = await identity.get(CreateUserService).create(acme.admin, {
+      email: 'Grace@Example.com',
+      displayName: 'Grace',
+      roles: ['viewer'],
+      requestFingerprint: '',
+    });
+    expect(await service.get(acme.admin, user.id)).toEqual(user);
+  });
+
+  it('answers the calling user for "me"', async () => {
+    expect(await service.get(acme.admin, 'me')).toMatchObject({
+      id: acme.adminUserId,
+      orgId: acme.orgId,
+      email: 'admin@acme.example.com',
+      status: 'active',
+      roles: ['admin'],
+    });
+  });
+
+  it('answers not_found for "me" when the caller is a client', async () => {
+    const client = callerOf('client', 'provisioner', acme.orgId, ['users:read'], ['admin']);
+    expect((await failure(service.get(client, 'me'))).code).toBe('not_found');
+  });
+
+  it('answers not_found for a user of another org, exactly as for one that does not exist', async () => {
+    const otherOrg = await failure(service.get(acme.admin, globex.adminUserId));
+    const nobody = await failure(service.get(acme.admin, crypto.randomUUID()));
+    expect(otherOrg.code).toBe('not_found');
+    expect(otherOrg.toPayload()).toEqual(nobody.toPayload());
+  });
+
+  it.each(['not-a-uuid', '', "1' OR '1'='1", 'ME'])('answers not_found for the malformed id %p', async (id) => {
+    expect((await failure(service.get(acme.admin, id))).code).toBe('not_found');
+  });
+
+  it('refuses a caller without users:read with insufficient_scope', async () => {
+    const writer = { ...acme.admin, scopes: new Set(['users:write']) };
+    expect((await failure(service.get(writer, 'me'))).code).toBe('insufficient_scope');
+  });
+});

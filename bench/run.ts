@@ -1,0 +1,508 @@
+// The benchmark driver (`node bench/run.mjs`): starts the whole stack from source on spare ports, a bare
+// Fastify baseline next to it, drives every scenario with autocannon and writes bench/results/latest.*.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import prettier from 'prettier';
+
+// bench is not an Nx project: the testing lib is imported by path, like the e2e global setup does.
+import {
+  APPS,
+  databaseUrl,
+  LocalObjectStorage,
+  repositoryRoot,
+  request,
+  SERVICES_WITH_DATABASES,
+  templateDatabase,
+  TestStack,
+  waitFor,
+} from '../libs/testing/src';
+import { load, type LoadRequest, type LoadResult } from './load';
+import { BaselineServer, type Memory, memoryOf, stackPids } from './processes';
+import { gitState, machine, markdown, ratios, type Report, type ScenarioResult } from './report';
+
+interface Bootstrap {
+  org_id: string;
+  admin_user_id: string;
+  client_id: string;
+  client_secret: string | null;
+}
+interface TokenSet {
+  access_token: string;
+  refresh_token?: string;
+}
+
+const ADMIN_EMAIL = 'admin@bench.test';
+const ADMIN_PASSWORD = 'bench-admin-password-1';
+/** Per-token tiers raised for the bench org so the scenarios measure work, not 429s. */
+const RAISED_GROUPS = ['system.read', 'users.write', 'users.read'];
+
+const seconds = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number of seconds ≥ 0`);
+  return value;
+};
+const config = {
+  duration_s: Math.max(1, seconds('BENCH_DURATION', 10)),
+  warmup_s: seconds('BENCH_WARMUP', 2),
+  connections: Math.max(1, Math.round(seconds('BENCH_CONNECTIONS', 10))),
+};
+const resultsDir = path.join(repositoryRoot, 'bench', 'results');
+
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const reason = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0] : String(error));
+
+/** A client address per request (the gateway trusts X-Forwarded-For from 127.0.0.1 in this run). */
+let ipSequence = 0;
+const nextIp = () => {
+  ipSequence += 1;
+  return `10.${(ipSequence >>> 16) & 255}.${(ipSequence >>> 8) & 255}.${ipSequence & 255}`;
+};
+const withFreshIp = (template: LoadRequest): LoadRequest => ({
+  ...template,
+  headers: { ...template.headers, 'x-forwarded-for': nextIp() },
+});
+const json = { 'content-type': 'application/json' };
+
+interface Scenario {
+  name: string;
+  request: string;
+  origin: string;
+  /** Runs before the smoke request, the warm-up and the measured run (e.g. a pool of refresh tokens). */
+  prepare?: () => Promise<void>;
+  /** A template per connection: called once for each autocannon connection. */
+  requestsFor: () => LoadRequest[];
+}
+
+/** One request from the scenario's own template through fetch; answers why it failed, or undefined. */
+async function smoke(scenario: Scenario): Promise<string | undefined> {
+  const [template] = scenario.requestsFor();
+  const sent = template.setupRequest ? template.setupRequest({ ...template }) : template;
+  const response = await fetch(`${scenario.origin}${sent.path ?? '/'}`, {
+    method: sent.method ?? 'GET',
+    headers: sent.headers,
+    body: sent.body,
+  });
+  const text = await response.text();
+  template.onResponse?.(response.status, text);
+  if (response.ok) return undefined;
+  let code = '';
+  try {
+    code = String((JSON.parse(text) as { code?: string }).code ?? '');
+  } catch {
+    code = text.slice(0, 60);
+  }
+  return `HTTP ${response.status}${code ? ` ${code}` : ''}`;
+}
+
+async function measure(scenario: Scenario): Promise<ScenarioResult> {
+  const base = { name: scenario.name, request: scenario.request };
+  try {
+    await scenario.prepare?.();
+    const failure = await smoke(scenario);
+    if (failure) return { ...base, skipped: failure };
+    const run = async (durationSeconds: number): Promise<LoadResult> => {
+      await scenario.prepare?.();
+      return load({
+        url: scenario.origin,
+        connections: config.connections,
+        durationSeconds,
+        requestsFor: scenario.requestsFor,
+      });
+    };
+    if (config.warmup_s > 0) await run(config.warmup_s);
+    return { ...base, result: await run(config.duration_s) };
+  } catch (error) {
+    return { ...base, skipped: reason(error) };
+  }
+}
+
+/** Migrates the template databases every stack clones, as tests/e2e/migrate-templates.ts does. */
+function migrateTemplates() {
+  const env = { ...process.env };
+  for (const service of SERVICES_WITH_DATABASES) {
+    env[`${service.toUpperCase()}_DATABASE_URL`] = databaseUrl(templateDatabase(service));
+  }
+  try {
+    execFileSync(process.execPath, [path.join(repositoryRoot, 'tools/prisma.mjs'), 'deploy'], {
+      cwd: repositoryRoot,
+      env,
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    const output = error as { stdout?: Buffer; stderr?: Buffer };
+    const text = `${output.stdout?.toString() ?? ''}${output.stderr?.toString() ?? ''}`;
+    throw new Error(`migrating the template databases failed:\n${text}`);
+  }
+}
+
+/** Starts the stack; a template busy with another run's clone or migration is retried a few times. */
+async function startStack(s3Endpoint: string): Promise<TestStack> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await TestStack.start({
+        s3Endpoint,
+        env: {
+          TRUSTED_PROXIES: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          // The services' own defaults, not the test stack's fast probing.
+          HEALTH_PROBE_INTERVAL_MS: '2000',
+          HEALTH_PROBE_TIMEOUT_MS: '1000',
+        },
+      });
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof Error) || !/being accessed by other users/.test(error.message)) {
+        throw error;
+      }
+      log(`a template database is busy (${error.message}); retrying`);
+      await new Promise((resolve) => setTimeout(resolve, 2000 * attempt));
+    }
+  }
+}
+
+interface Credentials {
+  org?: Bootstrap;
+  adminToken?: string;
+  clientToken?: string;
+  failure?: string;
+}
+
+async function password(stackUrl: string): Promise<TokenSet> {
+  const issued = await request<TokenSet & { code?: string }>(`${stackUrl}/v2/auth/token`, {
+    body: { grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    headers: { 'x-forwarded-for': nextIp() },
+  });
+  if (issued.status !== 200) throw new Error(`password grant: HTTP ${issued.status} ${issued.body?.code ?? ''}`);
+  return issued.body;
+}
+
+/** Bootstraps the bench org, raises its tiers and quotas, and gets an admin and a client token. */
+async function credentials(stack: TestStack): Promise<Credentials> {
+  const found: Credentials = {};
+  const failed = (error: unknown) => {
+    found.failure = [found.failure, reason(error)].filter(Boolean).join('; ');
+    log(`setup: ${reason(error)}`);
+  };
+  try {
+    const org = stack.cli<Bootstrap>(
+      'bootstrap',
+      '--org',
+      'bench',
+      '--email',
+      ADMIN_EMAIL,
+      '--password',
+      ADMIN_PASSWORD,
+    );
+    for (const group of RAISED_GROUPS) {
+      stack.cli(
+        'set-rate-limit',
+        '--org-id',
+        org.org_id,
+        '--group',
+        group,
+        '--rate-per-minute',
+        '6000000',
+        '--burst',
+        '10',
+        '--scope',
+        'per-token',
+      );
+    }
+    // users-create adds thousands of users: lift the org's Users (and API requests) quota out of the way.
+    for (const name of ['Users', 'API requests']) {
+      stack.cli('set-quota', '--org-id', org.org_id, '--dimension', 'api', '--name', name, '--limit', '1000000000');
+    }
+    found.org = org;
+  } catch (error) {
+    failed(error);
+    return found;
+  }
+  try {
+    found.adminToken = (await password(stack.url(''))).access_token;
+  } catch (error) {
+    failed(error);
+  }
+  try {
+    const client = await request<TokenSet & { code?: string }>(stack.url('/v2/auth/token'), {
+      body: {
+        grant_type: 'client_credentials',
+        client_id: found.org.client_id,
+        client_secret: found.org.client_secret,
+      },
+      headers: { 'x-forwarded-for': nextIp() },
+    });
+    if (client.status !== 200) {
+      throw new Error(`client_credentials grant: HTTP ${client.status} ${client.body?.code ?? ''}`);
+    }
+    found.clientToken = client.body.access_token;
+  } catch (error) {
+    failed(error);
+  }
+  return found;
+}
+
+function scenarios(stack: TestStack, baseline: BaselineServer, creds: Credentials): Scenario[] {
+  const origin = stack.url('').replace(/\/$/, '');
+  const bearer = (token: string | undefined) => ({ authorization: `Bearer ${token ?? 'missing'}` });
+  const runTag = Date.now().toString(36);
+  let userSequence = 0;
+  let refreshPool: string[] = [];
+
+  return [
+    {
+      name: 'baseline',
+      request: 'GET / (bare Fastify)',
+      origin: baseline.url.replace(/\/$/, ''),
+      requestsFor: () => [{ method: 'GET', path: '/' }],
+    },
+    {
+      name: 'health',
+      request: 'GET /v2/system/health',
+      origin,
+      requestsFor: () => [{ method: 'GET', path: '/v2/system/health', setupRequest: withFreshIp }],
+    },
+    {
+      name: 'rate-limits',
+      request: 'GET /v2/system/rate-limits (client token)',
+      origin,
+      requestsFor: () => [{ method: 'GET', path: '/v2/system/rate-limits', headers: bearer(creds.clientToken) }],
+    },
+    {
+      name: 'users-read',
+      request: 'GET /v2/users/me (admin token)',
+      origin,
+      requestsFor: () => [{ method: 'GET', path: '/v2/users/me', headers: bearer(creds.adminToken) }],
+    },
+    {
+      name: 'token-password',
+      request: 'POST /v2/auth/token password',
+      origin,
+      requestsFor: () => [
+        {
+          method: 'POST',
+          path: '/v2/auth/token',
+          headers: json,
+          body: JSON.stringify({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+          setupRequest: withFreshIp,
+        },
+      ],
+    },
+    {
+      name: 'token-client-credentials',
+      request: 'POST /v2/auth/token client_credentials',
+      origin,
+      requestsFor: () => [
+        {
+          method: 'POST',
+          path: '/v2/auth/token',
+          headers: json,
+          body: JSON.stringify({
+            grant_type: 'client_credentials',
+            client_id: creds.org?.client_id,
+            client_secret: creds.org?.client_secret,
+          }),
+          setupRequest: withFreshIp,
+        },
+      ],
+    },
+    {
+      name: 'token-refresh',
+      request: 'POST /v2/auth/token refresh_token (chained)',
+      origin,
+      // One refresh-token chain per connection: each request sends the token the previous answer rotated to.
+      prepare: async () => {
+        refreshPool = await Promise.all(
+          Array.from({ length: config.connections }, async () => (await password(origin)).refresh_token ?? ''),
+        );
+      },
+      requestsFor: () => {
+        let refreshToken = refreshPool.pop() ?? '';
+        return [
+          {
+            method: 'POST',
+            path: '/v2/auth/token',
+            headers: json,
+            setupRequest: (template) =>
+              withFreshIp({
+                ...template,
+                body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+              }),
+            onResponse: (status, body) => {
+              if (status === 200) refreshToken = (JSON.parse(body) as TokenSet).refresh_token ?? refreshToken;
+            },
+          },
+        ];
+      },
+    },
+    {
+      name: 'users-create',
+      request: 'POST /v2/users (unique e-mail, Idempotency-Key)',
+      origin,
+      requestsFor: () => [
+        {
+          method: 'POST',
+          path: '/v2/users',
+          headers: { ...json, ...bearer(creds.adminToken) },
+          setupRequest: (template) => {
+            userSequence += 1;
+            const key = `bench-${runTag}-${userSequence}`;
+            return {
+              ...template,
+              headers: { ...template.headers, 'idempotency-key': key },
+              body: JSON.stringify({ email: `${key}@bench.test`, display_name: 'Bench User', send_activation: false }),
+            };
+          },
+        },
+      ],
+    },
+  ];
+}
+
+/** What needs which credential; a scenario without it is skipped with the setup's failure. */
+const needs: Record<string, (creds: Credentials) => boolean> = {
+  'rate-limits': (creds) => Boolean(creds.clientToken),
+  'users-read': (creds) => Boolean(creds.adminToken),
+  'token-password': (creds) => Boolean(creds.org),
+  'token-client-credentials': (creds) => Boolean(creds.org?.client_secret),
+  'token-refresh': (creds) => Boolean(creds.org),
+  'users-create': (creds) => Boolean(creds.adminToken),
+};
+
+/** The stack's overall health once it settles (waits a little for `healthy`). */
+async function healthOf(stack: TestStack): Promise<string> {
+  let status = 'unknown';
+  try {
+    await waitFor(
+      'healthy',
+      async () => {
+        const response = await request<{ status?: string }>(stack.url('/v2/system/health'));
+        status = response.body?.status ?? `HTTP ${response.status}`;
+        return status === 'healthy' ? true : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 500 },
+    );
+  } catch {
+    // Reported as it is; the scenarios still run.
+  }
+  return status;
+}
+
+/** Writes latest.json and latest.md, formatted the way the repository's Prettier check wants them. */
+async function writeResults(report: Report): Promise<string> {
+  fs.mkdirSync(resultsDir, { recursive: true });
+  let table = '';
+  for (const [file, text] of [
+    ['latest.json', JSON.stringify(report)],
+    ['latest.md', markdown(report)],
+  ]) {
+    const target = path.join(resultsDir, file);
+    const options = await prettier.resolveConfig(target);
+    const formatted = await prettier.format(text, { ...options, filepath: target });
+    fs.writeFileSync(`${target}.tmp`, formatted);
+    fs.renameSync(`${target}.tmp`, target);
+    if (file === 'latest.md') table = formatted;
+  }
+  return table;
+}
+
+/** Everything the run started, stopped once, in reverse order, on success, failure or a signal. */
+class Cleanup {
+  private readonly steps: Array<[string, () => Promise<void>]> = [];
+  private done?: Promise<void>;
+
+  add(name: string, step: () => Promise<void>) {
+    this.steps.push([name, step]);
+  }
+
+  run(): Promise<void> {
+    this.done ??= (async () => {
+      for (const [name, step] of [...this.steps].reverse()) {
+        try {
+          await step();
+        } catch (error) {
+          log(`stopping ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    })();
+    return this.done;
+  }
+}
+
+async function main(): Promise<number> {
+  const cleanup = new Cleanup();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping everything`);
+      void cleanup.run().finally(() => process.exit(130));
+    });
+  }
+  try {
+    const started = Date.now();
+    const host = machine();
+    log(`${host.cpus} CPUs, ${config.connections} connections, ${config.duration_s} s + ${config.warmup_s} s warm-up`);
+    log('migrating the template databases');
+    migrateTemplates();
+    log('starting the stack');
+    // An object store of its own, so health is `healthy` (the mailer and the probes talk to it).
+    const storage = await LocalObjectStorage.start();
+    cleanup.add('the object storage', () => storage.dispose());
+    const stack = await startStack(storage.endpoint);
+    cleanup.add('the stack', () => stack.close());
+    const health = await healthOf(stack);
+    log(`health: ${health}`);
+    const baseline = await BaselineServer.start();
+    cleanup.add('the baseline server', () => baseline.stop());
+    log(`stack at ${stack.url('')} (logs: .data/test-logs/${stack.ports.http}-*.log), baseline at ${baseline.url}`);
+
+    const creds = await credentials(stack);
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios(stack, baseline, creds)) {
+      if (needs[scenario.name] && !needs[scenario.name](creds)) {
+        results.push({ name: scenario.name, request: scenario.request, skipped: `setup: ${creds.failure ?? '?'}` });
+        log(`${scenario.name}: skipped (setup failed)`);
+        continue;
+      }
+      log(`${scenario.name}: running`);
+      const measured = await measure(scenario);
+      results.push(measured);
+      log(
+        measured.result
+          ? `${scenario.name}: ${measured.result.requests_per_second} req/s, p99 ${measured.result.latency_p99_ms} ms, ` +
+              `non-2xx ${measured.result.non_2xx}, errors ${measured.result.errors + measured.result.timeouts}`
+          : `${scenario.name}: skipped (${measured.skipped})`,
+      );
+    }
+
+    const pids = stackPids(stack.ports.http);
+    const peakRss: Record<string, Memory | null> = {};
+    for (const app of APPS) peakRss[app] = pids[app] ? (memoryOf(pids[app]) ?? null) : null;
+    peakRss.baseline = baseline.pid ? (memoryOf(baseline.pid) ?? null) : null;
+    peakRss['bench driver (autocannon)'] = memoryOf(process.pid) ?? null;
+
+    const report: Report = {
+      date: new Date().toISOString(),
+      machine: host,
+      git: gitState(repositoryRoot),
+      config,
+      stack_health_at_start: health,
+      scenarios: results,
+      ratios: ratios(results),
+      peak_rss: peakRss,
+    };
+    process.stdout.write(await writeResults(report));
+    log(`wrote bench/results/latest.json and latest.md in ${Math.round((Date.now() - started) / 1000)} s`);
+    return results.some((result) => result.skipped) ? 1 : 0;
+  } finally {
+    log('stopping the stack and the baseline');
+    await cleanup.run();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exit(1);
+  },
+);

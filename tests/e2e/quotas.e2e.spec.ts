@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+
+import { request, TestStack, waitFor } from '@acct/testing';
+import { connect, NatsConnection } from 'nats';
+
+interface Bootstrap {
+  org_id: string;
+  client_id: string;
+  client_secret: string;
+}
+interface Quota {
+  dimension: string;
+  name: string;
+  used: number;
+  limit: number;
+  unit: string;
+}
+interface QuotaReport {
+  org_id: string;
+  quotas: Quota[];
+}
+
+/** Issue 4: quotas with real usage (gateway counts, identity events, usage events) and the Users limit. */
+describe('quotas', () => {
+  let stack: TestStack;
+  let nats: NatsConnection;
+  let org: Bootstrap;
+  let token: string;
+
+  const quota = async (query = '') =>
+    request<QuotaReport & { code?: string }>(stack.url(`/v2/system/quota${query}`), { token });
+  const entry = (report: QuotaReport, name: string) => report.quotas.find((item) => item.name === name)!;
+  const publishUsage = async (data: Record<string, unknown>, id: string = randomUUID(), occurredAt = new Date()) => {
+    const event = { id, type: 'platform.usage.reported', version: 1, occurred_at: occurredAt.toISOString(), data };
+    const js = nats.jetstream();
+    await js.publish('platform.usage.reported', JSON.stringify(event), { msgID: id });
+  };
+
+  beforeAll(async () => {
+    stack = await TestStack.start({ apps: ['identity', 'auth', 'platform', 'gateway'] });
+    nats = await connect({ servers: stack.env.NATS_URL });
+    org = stack.cli<Bootstrap>(
+      'bootstrap',
+      '--org',
+      `quota-${Date.now()}`,
+      '--email',
+      `admin-${Date.now()}@quota.test`,
+      '--password',
+      'admin-pass-1',
+    );
+    const issued = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret },
+    });
+    token = issued.body.access_token;
+    // The platform creates the usage stream when it starts consuming; wait until it exists.
+    const jsm = await nats.jetstreamManager();
+    await waitFor('usage stream', async () =>
+      (await jsm.streams.info('PLATFORM_USAGE').catch(() => undefined)) ? true : undefined,
+    );
+  });
+
+  afterAll(async () => {
+    await nats?.drain();
+    await stack?.close();
+  });
+
+  it('reports every quota of the org with the interface fields', async () => {
+    const { status, body } = await quota();
+    expect(status).toBe(200);
+    expect(body.org_id).toBe(org.org_id);
+    expect(body.quotas.map((item) => [item.dimension, item.name, item.unit])).toEqual([
+      ['compute', 'vCPU cores', 'core'],
+      ['compute', 'Instances', 'count'],
+      ['storage', 'Object storage', 'GB'],
+      ['network', 'Egress traffic', 'GB'],
+      ['api', 'API requests', 'req/day'],
+      ['api', 'Users', 'count'],
+    ]);
+    for (const item of body.quotas) {
+      expect(Object.keys(item).sort()).toEqual(['dimension', 'limit', 'name', 'unit', 'used']);
+      expect(typeof item.used).toBe('number');
+      expect(typeof item.limit).toBe('number');
+    }
+  });
+
+  it('filters by dimension and refuses an unknown one with 400 validation_failed', async () => {
+    const { body } = await quota('?dimension=api');
+    expect(body.quotas.map((item) => item.name)).toEqual(['API requests', 'Users']);
+    const bad = await quota('?dimension=memory');
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('validation_failed');
+  });
+
+  it("counts the org's API requests of the day", async () => {
+    const before = entry((await quota()).body, 'API requests').used;
+    await quota();
+    await quota();
+    const after = entry((await quota()).body, 'API requests').used;
+    expect(after - before).toBeGreaterThanOrEqual(3);
+  });
+
+  it('applies usage events once, by event id, latest report winning', async () => {
+    const id = randomUUID();
+    await publishUsage({ org_id: org.org_id, dimension: 'compute', name: 'vCPU cores', used: 12.5 }, id);
+    await waitFor('usage applied', async () =>
+      entry((await quota()).body, 'vCPU cores').used === 12.5 ? true : undefined,
+    );
+    // The same event again (another id would be a new report) changes nothing; an older report loses.
+    await publishUsage({ org_id: org.org_id, dimension: 'compute', name: 'vCPU cores', used: 99 }, id);
+    await publishUsage(
+      { org_id: org.org_id, dimension: 'compute', name: 'vCPU cores', used: 1 },
+      randomUUID(),
+      new Date(Date.now() - 3_600_000),
+    );
+    await publishUsage({ org_id: org.org_id, dimension: 'storage', name: 'Object storage', used: 3 });
+    await waitFor('storage applied', async () =>
+      entry((await quota()).body, 'Object storage').used === 3 ? true : undefined,
+    );
+    expect(entry((await quota()).body, 'vCPU cores').used).toBe(12.5);
+  });
+
+  it('counts users from identity events and refuses one over the Users limit with 403 quota_exceeded', async () => {
+    const createUser = (label: string) =>
+      request<{ id?: string; code?: string }>(stack.url('/v2/users'), {
+        token,
+        body: { email: `${label}-${Date.now()}@quota.test`, display_name: label, send_activation: false },
+      });
+    // The bootstrapped admin is the org's first user.
+    await waitFor('admin counted', async () => (entry((await quota()).body, 'Users').used === 1 ? true : undefined));
+    expect((await createUser('one')).status).toBe(201);
+    expect((await createUser('two')).status).toBe(201);
+    await waitFor('users counted', async () => (entry((await quota()).body, 'Users').used === 3 ? true : undefined));
+    stack.cli('set-quota', '--org-id', org.org_id, '--dimension', 'api', '--name', 'Users', '--limit', '3');
+    expect(entry((await quota()).body, 'Users').limit).toBe(3);
+    const refused = await createUser('three');
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('quota_exceeded');
+    // Concurrent creations cannot overshoot a limit either: at 4, exactly one of five wins.
+    stack.cli('set-quota', '--org-id', org.org_id, '--dimension', 'api', '--name', 'Users', '--limit', '4');
+    const racers = await Promise.all(['r1', 'r2', 'r3', 'r4', 'r5'].map((label) => createUser(label)));
+    expect(racers.filter((answer) => answer.status === 201)).toHaveLength(1);
+    expect(racers.filter((answer) => answer.body.code === 'quota_exceeded')).toHaveLength(4);
+  });
+
+  it('ignores malformed usage events', async () => {
+    await publishUsage({ org_id: org.org_id, dimension: 'network', name: 'Egress traffic', used: -5 });
+    await publishUsage({ org_id: org.org_id, dimension: 'network', name: 'Egress traffic', used: 7 });
+    await waitFor('egress applied', async () =>
+      entry((await quota()).body, 'Egress traffic').used === 7 ? true : undefined,
+    );
+  });
+});
