@@ -29,7 +29,8 @@ ENV NX_DAEMON=false \
 # ---------------------------------------------------------------------------
 FROM base AS deps
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci
+# npm install, not npm ci: the lock file omits other platforms' optional binaries (see tools/lib.mjs).
+RUN --mount=type=cache,target=/root/.npm npm install --no-audit --no-fund
 
 # ---------------------------------------------------------------------------
 FROM deps AS build
@@ -39,7 +40,7 @@ RUN npm run generate && npm run build
 # ---------------------------------------------------------------------------
 FROM base AS prod-deps
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev
+RUN --mount=type=cache,target=/root/.npm npm install --omit=dev --no-audit --no-fund
 
 # ---------------------------------------------------------------------------
 # Schema migrations: needs dev dependencies (the `prisma-migrate` CLI) and apps/*/prisma/.

@@ -28,13 +28,18 @@ export function run(command, args, { env = {}, allowFailure = false } = {}) {
 
 export const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
-/** `npm ci` when node_modules is missing or older than the lock file. */
+/**
+ * Installs the locked dependencies when node_modules is missing or older than the lock file. `npm install`
+ * rather than `npm ci`: npm leaves other platforms' optional packages (swc, buf, nx binaries) out of
+ * the lock file, and `npm ci` then refuses the lock as out of sync; `npm install` installs exactly the
+ * locked versions.
+ */
 export function ensureDependencies() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   const lock = path.join(root, 'package-lock.json');
   if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
-  console.log('› installing dependencies (npm ci)');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+  console.log('› installing dependencies (npm install, locked versions)');
+  run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
 export const step = (title) => console.log(`\n› ${title}`);

@@ -33,7 +33,11 @@ describe('activation e-mail', () => {
       SmtpCatcher.start(),
       DedicatedServer.nats(natsDir),
     ]);
-    stack = await TestStack.start({ s3Endpoint: storage.endpoint, natsUrl: nats.url, env: { SMTP_URL: smtp.url } });
+    stack = await TestStack.start({
+      s3Endpoint: storage.endpoint,
+      natsUrl: nats.url,
+      env: { SMTP_URL: smtp.url, TRUSTED_PROXIES: '127.0.0.1' },
+    });
     const org = stack.cli<Bootstrap>(
       'bootstrap',
       '--org',
@@ -104,6 +108,74 @@ describe('activation e-mail', () => {
     await createUser({ email: marker, display_name: 'Marker' });
     await waitFor('a later e-mail', () => (smtp.to(marker).length > 0 ? true : undefined));
     expect(smtp.to(address)).toHaveLength(0);
+  });
+
+  const tokenFromMail = (text: string) => decodeURIComponent(/activate\?token=([^\s"&]+)/.exec(text)![1]);
+  let ip = 0;
+  const login = (username: string, password: string) =>
+    request<{ access_token?: string; code?: string }>(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'password', username, password },
+      headers: { 'x-forwarded-for': `192.0.2.${(ip += 1)}` },
+    });
+  const setPassword = (oneTimeToken: string, password: unknown) =>
+    request<{ status?: string; code?: string; errors?: Array<{ field: string }> }>(stack.url('/v2/users/me/password'), {
+      body: { password },
+      headers: { authorization: `Bearer ${oneTimeToken}` },
+    });
+
+  it('activates through the e-mail link once: page, password, active, login; the same link again is 401', async () => {
+    const address = email('activate');
+    const created = await createUser({ email: address, display_name: 'Act' });
+    const [mail] = await waitFor('the e-mail', () => (smtp.to(address).length > 0 ? smtp.to(address) : undefined));
+    const link = /(http:\/\/\S+\/activate\?token=\S+)/.exec(mail.text)![1];
+    const page = await fetch(link);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'sha256-");
+    expect(await page.text()).toContain('<form');
+    const oneTimeToken = tokenFromMail(mail.text);
+    const short = await setPassword(oneTimeToken, 'short');
+    expect(short.status).toBe(400);
+    expect(short.body.errors?.[0]?.field).toBe('password');
+    expect((await login(address, 'activated-pass-1')).body.code).toBe('invalid_grant');
+    const done = await setPassword(oneTimeToken, 'activated-pass-1');
+    expect(done.status).toBe(200);
+    expect(done.body.status).toBe('active');
+    const user = await request<{ status: string }>(stack.url(`/v2/users/${created.body.id}`), { token });
+    expect(user.body.status).toBe('active');
+    expect((await login(address, 'activated-pass-1')).body.access_token).toEqual(expect.any(String));
+    const again = await setPassword(oneTimeToken, 'another-pass-1');
+    expect(again.status).toBe(401);
+    expect(again.body.code).toBe('unauthenticated');
+  });
+
+  it('hands out a one-time token with reset-password send_email: false (the path for send_activation: false)', async () => {
+    const address = email('silent');
+    const created = await createUser({ email: address, display_name: 'Silent', send_activation: false });
+    const reset = await request<{ token: string; expires_at: string }>(
+      stack.url(`/v2/users/${created.body.id}/reset-password`),
+      { token, body: { send_email: false } },
+    );
+    expect(reset.status).toBe(200);
+    expect(new Date(reset.body.expires_at).getTime() - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
+    const results = await Promise.all([
+      setPassword(reset.body.token, 'silent-pass-1'),
+      setPassword(reset.body.token, 'silent-pass-2'),
+    ]);
+    expect(results.map((result) => result.status).sort()).toEqual([200, 401]);
+    expect(smtp.to(address)).toHaveLength(0);
+  });
+
+  it('mails a reset link with reset-password (202)', async () => {
+    const address = email('reset');
+    const created = await createUser({ email: address, display_name: 'Reset', send_activation: false });
+    const reset = await request(stack.url(`/v2/users/${created.body.id}/reset-password`), { token, body: {} });
+    expect(reset.status).toBe(202);
+    const [mail] = await waitFor('the reset e-mail', () =>
+      smtp.to(address).length > 0 ? smtp.to(address) : undefined,
+    );
+    expect(mail.subject).toBe('重置您的密码'); // the default locale, zh-CN
+    expect((await setPassword(tokenFromMail(mail.text), 'reset-pass-12')).status).toBe(200);
   });
 
   it('keeps creating users while NATS is down, and sends every e-mail once when it returns', async () => {

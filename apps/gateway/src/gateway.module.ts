@@ -3,6 +3,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { Registry } from 'prom-client';
 
+import { ActivationPageController } from './activation/activation-page.controller';
 import { AuthModule } from './auth/auth.module';
 import { BackendsModule } from './backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
@@ -13,6 +14,7 @@ import { RouteTable } from './http/route-table';
 import { QuotaController } from './quotas/quota.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { TokenController } from './tokens/token.controller';
+import { PasswordController } from './users/password.controller';
 import { UsersController } from './users/users.controller';
 
 @Global()
@@ -22,7 +24,14 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [BackendsModule, AuthModule, RateLimitsModule],
-      controllers: [HealthController, TokenController, UsersController, QuotaController],
+      controllers: [
+        HealthController,
+        TokenController,
+        UsersController,
+        PasswordController,
+        QuotaController,
+        ActivationPageController,
+      ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: RouteTable, useValue: routes },

@@ -2,6 +2,7 @@ import { remoteVerifierProvider, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
+import { ActivationModule } from './activation/activation.module';
 import { ClockModule } from './clock';
 import { IDENTITY_CONFIG, IdentityConfig } from './config';
 import { PasswordsModule } from './passwords/passwords.module';
@@ -26,6 +27,7 @@ export class AppModule {
         ClockModule,
         UsersModule,
         PasswordsModule,
+        ActivationModule,
       ],
     };
   }

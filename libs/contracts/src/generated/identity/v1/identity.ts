@@ -77,6 +77,26 @@ export interface User {
   createdAt: string;
 }
 
+export interface SetPasswordRequest {
+  token: string;
+  password: string;
+}
+
+export interface SetPasswordResponse {
+  user: User | undefined;
+}
+
+export interface RequestPasswordResetRequest {
+  userId: string;
+  sendEmail: boolean;
+}
+
+export interface RequestPasswordResetResponse {
+  /** Empty when the token was mailed. */
+  token: string;
+  expiresAt: string;
+}
+
 export interface IdentityServiceClient {
   /**
    * Creates a user in the caller's org (contract §3). With an idempotency key, a repeated request
@@ -95,6 +115,24 @@ export interface IdentityServiceClient {
    */
 
   verifyPassword(request: VerifyPasswordRequest, metadata?: Metadata): Observable<VerifyPasswordResponse>;
+
+  /**
+   * Sets a password with a one-time password:set token (activation link or reset) and makes a
+   * pending user active. Needs no caller: the token is the credential; a used, expired or unknown
+   * token is UNAUTHENTICATED.
+   */
+
+  setPassword(request: SetPasswordRequest, metadata?: Metadata): Observable<SetPasswordResponse>;
+
+  /**
+   * Issues a one-time password:set token for a user of the caller's org (scope users:write):
+   * mailed with send_email, else answered.
+   */
+
+  requestPasswordReset(
+    request: RequestPasswordResetRequest,
+    metadata?: Metadata,
+  ): Observable<RequestPasswordResetResponse>;
 }
 
 export interface IdentityServiceController {
@@ -124,11 +162,32 @@ export interface IdentityServiceController {
     request: VerifyPasswordRequest,
     metadata?: Metadata,
   ): Promise<VerifyPasswordResponse> | Observable<VerifyPasswordResponse> | VerifyPasswordResponse;
+
+  /**
+   * Sets a password with a one-time password:set token (activation link or reset) and makes a
+   * pending user active. Needs no caller: the token is the credential; a used, expired or unknown
+   * token is UNAUTHENTICATED.
+   */
+
+  setPassword(
+    request: SetPasswordRequest,
+    metadata?: Metadata,
+  ): Promise<SetPasswordResponse> | Observable<SetPasswordResponse> | SetPasswordResponse;
+
+  /**
+   * Issues a one-time password:set token for a user of the caller's org (scope users:write):
+   * mailed with send_email, else answered.
+   */
+
+  requestPasswordReset(
+    request: RequestPasswordResetRequest,
+    metadata?: Metadata,
+  ): Promise<RequestPasswordResetResponse> | Observable<RequestPasswordResetResponse> | RequestPasswordResetResponse;
 }
 
 export function IdentityServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["createUser", "getUser", "verifyPassword"];
+    const grpcMethods: string[] = ["createUser", "getUser", "verifyPassword", "setPassword", "requestPasswordReset"];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("IdentityService", method)(constructor.prototype[method], method, descriptor);

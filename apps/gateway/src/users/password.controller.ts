@@ -1,0 +1,65 @@
+import { DomainError } from '@acct/problem';
+import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+
+import { Public, RequireScope } from '../auth/access.decorators';
+import type { AuthenticatedRequest } from '../auth/authenticated-request';
+import { IdentityBackend } from '../backends/backends.module';
+import { jsonObjectBody } from '../http/request-body';
+import { parseOrFail } from '../http/validation';
+import { toUserResource, UserResource } from './user.resource';
+
+const setPasswordBody = z.object({ password: z.string() }).strict();
+const resetPasswordBody = z.object({ send_email: z.boolean().optional() }).strict();
+
+const OPAQUE_BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/;
+
+/** Activation and password reset (contract §3). */
+@Controller('v2/users')
+export class PasswordController {
+  constructor(private readonly identity: IdentityBackend) {}
+
+  /**
+   * Sets the password with the one-time password:set token from the e-mail link (or the reset
+   * operation) as the bearer credential; a pending user becomes active. The token is opaque, not an
+   * access token, so the route is public here and identity checks and consumes the token.
+   */
+  @Post('me/password')
+  @Public()
+  @HttpCode(200)
+  async setPassword(@Req() request: FastifyRequest): Promise<UserResource> {
+    const token = OPAQUE_BEARER.exec(request.headers.authorization ?? '')?.[1];
+    if (!token) {
+      throw new DomainError('unauthenticated', 'This operation needs the one-time token from the e-mail link.', {
+        headers: { 'WWW-Authenticate': 'Bearer realm="account-platform", error="invalid_token"' },
+      });
+    }
+    const { password } = parseOrFail(setPasswordBody, jsonObjectBody(request));
+    const { user } = await this.identity.call('setPassword', { token, password });
+    return toUserResource(user);
+  }
+
+  /** `send_email: true` (default) → 202 and an e-mail; `false` → 200 `{token, expires_at}`. */
+  @Post(':id/reset-password')
+  @HttpCode(200)
+  @RequireScope('users:write')
+  async resetPassword(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') id: string,
+  ): Promise<{ token: string; expires_at: string } | Record<string, never>> {
+    const body = parseOrFail(resetPasswordBody, request.body === undefined ? {} : jsonObjectBody(request));
+    const sendEmail = body.send_email ?? true;
+    const answer = await this.identity.call(
+      'requestPasswordReset',
+      { userId: id, sendEmail },
+      { accessToken: request.accessToken },
+    );
+    if (sendEmail) {
+      void reply.status(202);
+      return {};
+    }
+    return { token: answer.token, expires_at: answer.expiresAt };
+  }
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+
+import { OutboxModule } from '../outbox/outbox.module';
+import { PasswordsModule } from '../passwords/passwords.module';
+import { PrismaModule } from '../prisma/prisma.module';
+import { UsersModule } from '../users/users.module';
+import { PasswordSetGrpcController } from './password-set.grpc-controller';
+import { PasswordSetService } from './password-set.service';
+import { PasswordSetTokensRepository } from './password-set-tokens.repository';
+
+/** Activation and password reset: one-time password:set tokens. */
+@Module({
+  imports: [PrismaModule, UsersModule, PasswordsModule, OutboxModule],
+  controllers: [PasswordSetGrpcController],
+  providers: [PasswordSetService, PasswordSetTokensRepository],
+})
+export class ActivationModule {}

@@ -1,0 +1,107 @@
+import { Caller } from '@acct/access-token';
+import { identityV1 } from '@acct/contracts';
+import { PASSWORD_RESET_REQUESTED, USER_ACTIVATED } from '@acct/events';
+import { DomainError, validationFailed } from '@acct/problem';
+import { Inject, Injectable } from '@nestjs/common';
+
+import { requireScope } from '../authorization';
+import { CLOCK, Clock } from '../clock';
+import { OutboxRelay } from '../outbox/outbox.relay';
+import { OutboxRepository } from '../outbox/outbox.repository';
+import { PasswordHasher } from '../passwords/password-hasher';
+import { passwordProblem } from '../passwords/password-policy';
+import { PrismaService } from '../prisma/prisma.service';
+import { Transactions } from '../prisma/transactions';
+import { toUserMessage } from '../users/user';
+import { toRecord, UsersRepository } from '../users/users.repository';
+import { hashToken, PasswordSetTokensRepository } from './password-set-tokens.repository';
+
+const invalidToken = () =>
+  new DomainError('unauthenticated', 'The link is invalid, expired or already used.', {
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  });
+
+/**
+ * Contract §3: activation and password reset. A password:set token is a one-time, 24-hour credential
+ * for one user; using it sets the password, makes a `pending` user `active` (exactly once) and
+ * consumes it, all in one transaction, so two concurrent uses cannot both succeed.
+ */
+@Injectable()
+export class PasswordSetService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly transactions: Transactions,
+    private readonly tokens: PasswordSetTokensRepository,
+    private readonly users: UsersRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly outbox: OutboxRepository,
+    private readonly relay: OutboxRelay,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async setPassword(token: string, password: string): Promise<identityV1.User> {
+    const problem = passwordProblem(password);
+    if (problem) throw validationFailed([{ field: 'password', message: problem }]);
+    const now = this.clock.now();
+    const found = await this.prisma.passwordSetToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    if (!found || found.usedAt || found.expiresAt <= now) throw invalidToken();
+    const passwordHash = await this.hasher.hash(password);
+    const user = await this.transactions.run(async (db) => {
+      const consumed = await db.passwordSetToken.updateMany({
+        where: { id: found.id, usedAt: null, expiresAt: { gt: now } },
+        data: { usedAt: now },
+      });
+      if (consumed.count !== 1) throw invalidToken();
+      const activated = await db.user.updateMany({
+        where: { id: found.userId, status: 'pending' },
+        data: { status: 'active', activatedAt: now, passwordHash },
+      });
+      const row = await db.user.update({ where: { id: found.userId }, data: { passwordHash } });
+      if (activated.count === 1) {
+        await this.outbox.append(db, USER_ACTIVATED, { user_id: row.id, org_id: row.orgId }, now);
+      }
+      return toRecord(row);
+    });
+    this.relay.nudge();
+    return toUserMessage(user);
+  }
+
+  /**
+   * `POST /v2/users/{id}/reset-password`: a new one-time token for a user of the caller's org, mailed
+   * (an event for the mailer) or handed back to the caller (`send_email: false`).
+   */
+  async requestReset(
+    caller: Caller,
+    userId: string,
+    sendEmail: boolean,
+  ): Promise<{ token: string; expiresAt: string }> {
+    requireScope(caller, 'users:write');
+    const user = await this.users.findInOrg(caller.orgId, userId);
+    if (!user) throw new DomainError('not_found', 'No such user.');
+    const now = this.clock.now();
+    const issued = await this.transactions.run(async (db) => {
+      const token = await this.tokens.issue(db, user.id, now);
+      if (sendEmail) {
+        await this.outbox.append(
+          db,
+          PASSWORD_RESET_REQUESTED,
+          {
+            user_id: user.id,
+            org_id: user.orgId,
+            email: user.email,
+            display_name: user.displayName,
+            locale: user.locale,
+            token: token.token,
+            expires_at: token.expiresAt.toISOString(),
+          },
+          now,
+        );
+      }
+      return token;
+    });
+    this.relay.nudge();
+    return sendEmail
+      ? { token: '', expiresAt: '' }
+      : { token: issued.token, expiresAt: issued.expiresAt.toISOString() };
+  }
+}
