@@ -4,6 +4,8 @@ import { ClientsModule } from '@nestjs/microservices';
 
 import { OAuthClientsModule } from '../clients/clients.module';
 import { AUTH_CONFIG, AuthConfig } from '../config';
+import { LockoutPolicy } from '../lockout/lockout.policy';
+import { PrismaModule } from '../prisma/prisma.service';
 import { RefreshModule } from '../refresh/refresh.module';
 import { AccessTokenIssuer } from './access-token.issuer';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant';
@@ -16,6 +18,7 @@ import { TokenService } from './token.service';
 
 @Module({
   imports: [
+    PrismaModule,
     OAuthClientsModule,
     RefreshModule,
     ClientsModule.registerAsync([
@@ -36,8 +39,13 @@ import { TokenService } from './token.service';
     AccessTokenIssuer,
     ServiceToken,
     IdentityClient,
-    // Lockout and MFA join here (contract §4).
-    { provide: LOGIN_POLICIES, useValue: [] satisfies LoginPolicy[] },
+    // Contract §4, in order: lockout (MFA joins after it).
+    LockoutPolicy,
+    {
+      provide: LOGIN_POLICIES,
+      inject: [LockoutPolicy],
+      useFactory: (lockout: LockoutPolicy): LoginPolicy[] => [lockout],
+    },
     PasswordGrant,
     ClientCredentialsGrant,
     RefreshTokenGrant,
