@@ -1,11 +1,13 @@
 import { authV1 } from '@acct/contracts';
-import { PublicRpc } from '@acct/grpc';
+import { callerOf, PublicRpc, RequireCaller } from '@acct/grpc';
+import { Metadata } from '@grpc/grpc-js';
 import { Controller } from '@nestjs/common';
 
+import { LoginAudit } from './audit/login-audit';
 import { SigningKeyService } from './keys/signing-key.service';
 import { TokenService } from './tokens/token.service';
 
-/** `auth.v1.AuthService`: both methods are public (the grant carries the credentials; keys are public). */
+/** `auth.v1.AuthService`: token issuance and keys are public (the grant carries the credentials; keys are public). */
 @Controller()
 @PublicRpc()
 @authV1.AuthServiceControllerMethods()
@@ -13,6 +15,7 @@ export class AuthGrpcController implements authV1.AuthServiceController {
   constructor(
     private readonly tokens: TokenService,
     private readonly keys: SigningKeyService,
+    private readonly audit: LoginAudit,
   ) {}
 
   issueToken(request: authV1.IssueTokenRequest): Promise<authV1.IssueTokenResponse> {
@@ -33,5 +36,14 @@ export class AuthGrpcController implements authV1.AuthServiceController {
 
   async getJwks(): Promise<authV1.GetJwksResponse> {
     return { keys: await this.keys.publishedKeys() };
+  }
+
+  /** Not public: the org's admins only (checked in LoginAudit). */
+  @RequireCaller()
+  async listLoginAudit(
+    request: authV1.ListLoginAuditRequest,
+    metadata?: Metadata,
+  ): Promise<authV1.ListLoginAuditResponse> {
+    return { entries: await this.audit.list(callerOf(metadata), request.limit, request.before) };
   }
 }

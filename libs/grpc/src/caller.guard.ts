@@ -10,6 +10,9 @@ const PUBLIC_RPC = 'acct:public-rpc';
 /** Marks a gRPC method that needs no caller (token issuance, JWKS, health). */
 export const PublicRpc = () => SetMetadata(PUBLIC_RPC, true);
 
+/** Needs a caller even inside a class marked @PublicRpc(). */
+export const RequireCaller = () => SetMetadata(PUBLIC_RPC, false);
+
 const callers = new WeakMap<Metadata, Caller>();
 
 /** The verified caller of the call whose metadata this is. */

@@ -2,6 +2,7 @@ import { grpcClientOptions } from '@acct/grpc';
 import { Module } from '@nestjs/common';
 import { ClientsModule } from '@nestjs/microservices';
 
+import { LoginAudit } from '../audit/login-audit';
 import { OAuthClientsModule } from '../clients/clients.module';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { LockoutPolicy } from '../lockout/lockout.policy';
@@ -50,7 +51,8 @@ import { TokenService } from './token.service';
     ClientCredentialsGrant,
     RefreshTokenGrant,
     TokenService,
+    LoginAudit,
   ],
-  exports: [TokenService],
+  exports: [TokenService, LoginAudit],
 })
 export class TokensModule {}

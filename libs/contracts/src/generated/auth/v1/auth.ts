@@ -53,6 +53,31 @@ export interface GetJwksResponse {
   keys: Jwk[];
 }
 
+export interface ListLoginAuditRequest {
+  /** At most this many entries (1-500, default 100). */
+  limit: number;
+  /** Only entries before this ISO 8601 time (for paging); empty: the latest. */
+  before: string;
+}
+
+export interface LoginAuditEntry {
+  at: string;
+  grantType: string;
+  username: string;
+  subject: string;
+  clientId: string;
+  clientIp: string;
+  deviceId: string;
+  userAgent: string;
+  /** success | failure */
+  outcome: string;
+  reason: string;
+}
+
+export interface ListLoginAuditResponse {
+  entries: LoginAuditEntry[];
+}
+
 export interface AuthServiceClient {
   /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
 
@@ -61,6 +86,13 @@ export interface AuthServiceClient {
   /** The public keys that verify access tokens (RFC 7517 JWK Set). Needs no caller. */
 
   getJwks(request: GetJwksRequest, metadata?: Metadata): Observable<GetJwksResponse>;
+
+  /**
+   * The latest token requests of the caller's org, newest first: for the org's admins (a caller
+   * holding the admin role); others get PERMISSION_DENIED.
+   */
+
+  listLoginAudit(request: ListLoginAuditRequest, metadata?: Metadata): Observable<ListLoginAuditResponse>;
 }
 
 export interface AuthServiceController {
@@ -77,11 +109,21 @@ export interface AuthServiceController {
     request: GetJwksRequest,
     metadata?: Metadata,
   ): Promise<GetJwksResponse> | Observable<GetJwksResponse> | GetJwksResponse;
+
+  /**
+   * The latest token requests of the caller's org, newest first: for the org's admins (a caller
+   * holding the admin role); others get PERMISSION_DENIED.
+   */
+
+  listLoginAudit(
+    request: ListLoginAuditRequest,
+    metadata?: Metadata,
+  ): Promise<ListLoginAuditResponse> | Observable<ListLoginAuditResponse> | ListLoginAuditResponse;
 }
 
 export function AuthServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["issueToken", "getJwks"];
+    const grpcMethods: string[] = ["issueToken", "getJwks", "listLoginAudit"];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("AuthService", method)(constructor.prototype[method], method, descriptor);

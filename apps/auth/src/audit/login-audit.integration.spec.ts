@@ -1,0 +1,113 @@
+import { Caller } from '@acct/access-token';
+
+import { AuthHarness } from '../test-support/auth-harness';
+import { createTestDatabase, TestDatabase } from '../test-support/test-database';
+import { TokenRequest } from '../tokens/grants/grant';
+import { VerifiedUser } from '../tokens/identity.client';
+import { TokenService } from '../tokens/token.service';
+import { LoginAudit } from './login-audit';
+
+const ORG = '5a0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f';
+const USER: VerifiedUser = {
+  id: '7b0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+  orgId: ORG,
+  email: 'grace@example.test',
+  status: 'active',
+  roles: ['admin'],
+};
+
+const identity = {
+  verifyPassword: (email: string, password: string) =>
+    Promise.resolve(email === USER.email && password === 'right-password' ? USER : undefined),
+};
+
+const attempt = (fields: Partial<TokenRequest>): TokenRequest => ({
+  grantType: 'password',
+  username: USER.email,
+  password: 'right-password',
+  scope: '',
+  mfaCode: '',
+  clientId: '',
+  clientSecret: '',
+  refreshToken: '',
+  clientIp: '203.0.113.50',
+  deviceId: 'laptop-7',
+  userAgent: 'audit-test/1.0',
+  ...fields,
+});
+
+const callerOf = (roles: string[]): Caller => ({
+  subject: USER.id,
+  kind: 'user',
+  orgId: ORG,
+  clientId: 'web',
+  scopes: new Set(['users:read']),
+  roles,
+  tokenId: 'jti',
+  expiresAt: Date.now() + 60_000,
+});
+
+describe('login audit (real Postgres)', () => {
+  let database: TestDatabase;
+  let harness: AuthHarness;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
+    const tokens = harness.get(TokenService);
+    await tokens.issue(attempt({}));
+    await tokens.issue(attempt({ password: 'wrong-password', clientIp: '203.0.113.51' })).catch(() => undefined);
+    await tokens.issue(attempt({ grantType: 'implicit' })).catch(() => undefined);
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await database?.drop();
+  });
+
+  it('records every token request with who, where, how and what came of it, and never a secret', async () => {
+    const rows = await database.query<Record<string, string>>(
+      'SELECT grant_type, username, subject, org_id, client_ip, device_id, user_agent, outcome, reason FROM login_audit ORDER BY at',
+    );
+    expect(rows).toEqual([
+      {
+        grant_type: 'password',
+        username: 'grace@example.test',
+        subject: USER.id,
+        org_id: ORG,
+        client_ip: '203.0.113.50',
+        device_id: 'laptop-7',
+        user_agent: 'audit-test/1.0',
+        outcome: 'success',
+        reason: 'issued',
+      },
+      expect.objectContaining({
+        username: 'grace@example.test',
+        client_ip: '203.0.113.51',
+        outcome: 'failure',
+        reason: 'invalid_grant',
+      }),
+      expect.objectContaining({ grant_type: 'implicit', outcome: 'failure', reason: 'unsupported_grant_type' }),
+    ]);
+    const everything = JSON.stringify(await database.query('SELECT * FROM login_audit'));
+    expect(everything).not.toContain('right-password');
+    expect(everything).not.toContain('wrong-password');
+  });
+
+  it("lets the org's admins read their org's entries, newest first", async () => {
+    const entries = await harness.get(LoginAudit).list(callerOf(['admin']), 10, '');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      outcome: 'success',
+      subject: USER.id,
+      deviceId: 'laptop-7',
+      clientIp: '203.0.113.50',
+    });
+  });
+
+  it('refuses anyone else', async () => {
+    await expect(harness.get(LoginAudit).list(callerOf(['member']), 10, '')).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+  });
+});

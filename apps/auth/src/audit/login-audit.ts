@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+
+import { Caller } from '@acct/access-token';
+import { authV1 } from '@acct/contracts';
+import { DomainError } from '@acct/problem';
+import { Injectable, Logger } from '@nestjs/common';
+
+import { Clock } from '../clock';
+import { PrismaService } from '../prisma/prisma.service';
+import { TokenRequest } from '../tokens/grants/grant';
+
+export interface AuditOutcome {
+  outcome: 'success' | 'failure';
+  reason: string;
+  subject?: string;
+  orgId?: string;
+}
+
+/**
+ * The login audit (contract §4): every token request with time, username or subject, client, IP,
+ * X-Device-Id, user agent, outcome and reason. Recording never fails a token request; secrets
+ * (passwords, client secrets, refresh tokens) are never recorded.
+ */
+@Injectable()
+export class LoginAudit {
+  private readonly logger = new Logger('login-audit');
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly clock: Clock,
+  ) {}
+
+  async record(request: TokenRequest, result: AuditOutcome): Promise<void> {
+    try {
+      await this.prisma.loginAuditEntry.create({
+        data: {
+          id: randomUUID(),
+          at: new Date(this.clock.now()),
+          grantType: request.grantType.slice(0, 40),
+          username: request.grantType === 'password' ? request.username.trim().toLowerCase().slice(0, 320) : '',
+          subject: result.subject ?? null,
+          orgId: result.orgId ?? null,
+          clientId: request.clientId.slice(0, 200),
+          clientIp: request.clientIp.slice(0, 64),
+          deviceId: request.deviceId.slice(0, 200),
+          userAgent: request.userAgent.slice(0, 400),
+          outcome: result.outcome,
+          reason: result.reason,
+        },
+      });
+    } catch (error) {
+      this.logger.error(`could not record a token request: ${(error as Error).message}`);
+    }
+  }
+
+  /** The caller's org's entries, newest first; only for callers holding the admin role. */
+  async list(caller: Caller, limit: number, before: string): Promise<authV1.LoginAuditEntry[]> {
+    if (!caller.roles.includes('admin')) {
+      throw new DomainError('forbidden', "Only the org's admins may read the login audit.");
+    }
+    const beforeDate = before ? new Date(before) : undefined;
+    if (beforeDate && Number.isNaN(beforeDate.getTime())) {
+      throw new DomainError('validation_failed', 'before must be an ISO 8601 time.', {
+        errors: [{ field: 'before', message: 'must be an ISO 8601 time' }],
+      });
+    }
+    const rows = await this.prisma.loginAuditEntry.findMany({
+      where: { orgId: caller.orgId, ...(beforeDate ? { at: { lt: beforeDate } } : {}) },
+      orderBy: { at: 'desc' },
+      take: Math.min(500, Math.max(1, limit || 100)),
+    });
+    return rows.map((row) => ({
+      at: row.at.toISOString(),
+      grantType: row.grantType,
+      username: row.username,
+      subject: row.subject ?? '',
+      clientId: row.clientId,
+      clientIp: row.clientIp,
+      deviceId: row.deviceId,
+      userAgent: row.userAgent,
+      outcome: row.outcome,
+      reason: row.reason,
+    }));
+  }
+}
