@@ -1,3 +1,4 @@
+export * from './bearer';
 export * from './caller';
 export * from './scopes';
 export * from './verifier';

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { DomainError } from '@acct/problem';
 import { exportJWK, generateKeyPair, JWK, KeyLike, SignJWT } from 'jose';
 
+import { bearerToken } from './bearer';
 import { mayGrant, parseScope, scopesOfRoles } from './scopes';
 import { AccessTokenVerifier } from './verifier';
 
@@ -132,5 +133,16 @@ describe('scopes and roles', () => {
   it('parses space-separated scopes without repeats', () => {
     expect(parseScope(' users:read  users:read system:read ')).toEqual(['users:read', 'system:read']);
     expect(parseScope(undefined)).toEqual([]);
+  });
+});
+
+describe('bearerToken', () => {
+  it('takes the token of a Bearer header, whatever the scheme case', () => {
+    expect(bearerToken('Bearer abc.def-ghi_jkl')).toBe('abc.def-ghi_jkl');
+    expect(bearerToken('bearer abc')).toBe('abc');
+  });
+
+  it.each([undefined, '', 'Basic abc', 'Bearer', 'Bearer a b', ['Bearer abc']])('finds none in %p', (header) => {
+    expect(bearerToken(header)).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { AccessTokenVerifier, Caller } from '@acct/access-token';
+import { AccessTokenVerifier, bearerToken, Caller } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 import { Metadata } from '@grpc/grpc-js';
 import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
@@ -28,7 +28,7 @@ export const AUTHORIZATION_METADATA_KEY = 'authorization';
 /** The access token a call carries (to call another service on the same caller's behalf). */
 export function bearerTokenOf(metadata: Metadata | undefined): string | undefined {
   const [header] = metadata instanceof Metadata ? metadata.get(AUTHORIZATION_METADATA_KEY) : [];
-  return typeof header === 'string' ? /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header)?.[1] : undefined;
+  return bearerToken(header);
 }
 
 /**

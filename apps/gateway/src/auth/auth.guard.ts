@@ -1,4 +1,4 @@
-import { AccessTokenVerifier, Caller } from '@acct/access-token';
+import { AccessTokenVerifier, bearerToken, Caller } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -8,8 +8,6 @@ import { PUBLIC_ROUTE, REQUIRED_SCOPE } from './access.decorators';
 import { AuthenticatedRequest, REALM } from './authenticated-request';
 
 export const GATEWAY_VERIFIER = Symbol('GATEWAY_VERIFIER');
-
-const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
 
 /**
  * The gateway's first gate: a valid bearer token (RFC 6750) carrying the route's scope. The services
@@ -34,7 +32,7 @@ export class AuthGuard implements CanActivate {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
       });
     }
-    const token = BEARER.exec(header)?.[1];
+    const token = bearerToken(header);
     if (!token) {
       throw new DomainError('unauthenticated', 'The Authorization header is not a bearer token.', {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` },

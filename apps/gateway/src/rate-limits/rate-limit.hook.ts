@@ -1,4 +1,4 @@
-import { AccessTokenVerifier, Caller } from '@acct/access-token';
+import { AccessTokenVerifier, bearerToken, Caller } from '@acct/access-token';
 import { STANDARD_TIERS } from '@acct/limits';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
@@ -14,8 +14,6 @@ import { TierCache } from './tier-cache';
 
 export const RATE_LIMITER = Symbol('RATE_LIMITER');
 export const API_USAGE = Symbol('API_USAGE');
-
-const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
 
 /**
  * Runs first for every request (Fastify onRequest): finds the endpoint group and the caller, takes a
@@ -55,7 +53,7 @@ export class RateLimitHook {
 
   /** The caller of a valid bearer token, remembered for the AuthGuard; none for a missing or bad one. */
   private async callerOf(request: FastifyRequest): Promise<Caller | undefined> {
-    const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    const token = bearerToken(request.headers.authorization);
     if (!token) return undefined;
     try {
       const caller = await this.verifier.verify(token);
