@@ -1,3 +1,4 @@
+import { authV1 } from '@acct/contracts';
 import { JSONWebKeySet } from 'jose';
 
 import { callRaw, createRawClient } from './raw-client';
@@ -6,9 +7,11 @@ import { callRaw, createRawClient } from './raw-client';
 export function jwksFromAuthService(address: string, configuredProtoDir?: string, timeoutMs = 2000) {
   const client = createRawClient('auth/v1/auth.proto', 'auth.v1.AuthService', address, configuredProtoDir);
   return async (): Promise<JSONWebKeySet> => {
-    const { keys } = await callRaw<object, { keys: Array<Record<string, string>> }>(client, 'getJwks', {}, timeoutMs);
-    return {
-      keys: keys.map(({ kty, kid, use, alg, crv, x, y }) => ({ kty, kid, use, alg, crv, x, y })),
-    };
+    return toJwks(await callRaw<object, authV1.GetJwksResponse>(client, 'getJwks', {}, timeoutMs));
   };
+}
+
+/** A `GetJwks` answer as an RFC 7517 JWK Set: only the public members of each key. */
+export function toJwks(response: authV1.GetJwksResponse): JSONWebKeySet {
+  return { keys: response.keys.map(({ kty, kid, use, alg, crv, x, y }) => ({ kty, kid, use, alg, crv, x, y })) };
 }

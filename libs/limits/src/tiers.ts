@@ -44,3 +44,10 @@ export const RATE_LIMIT_NOTICE =
   'Each endpoint group is limited by a token bucket holding (rate per second) × burst requests, refilled ' +
   'continuously at the rate. A request over the limit is answered with HTTP 429 and a Retry-After header ' +
   'giving the seconds until it may be retried.';
+
+/**
+ * The Redis key counting an org's API requests on one UTC day: the gateways increment it, the
+ * platform reads it for the "API requests" quota.
+ */
+export const apiUsageKey = (orgId: string, epochMs: number) =>
+  `usage:api:{${orgId}}:${new Date(epochMs).toISOString().slice(0, 10)}`;

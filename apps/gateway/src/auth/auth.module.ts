@@ -1,4 +1,5 @@
 import { AccessTokenVerifier } from '@acct/access-token';
+import { toJwks } from '@acct/grpc';
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 
@@ -17,10 +18,7 @@ import { AuthGuard, GATEWAY_VERIFIER } from './auth.guard';
         new AccessTokenVerifier({
           issuer: config.TOKEN_ISSUER,
           audience: config.TOKEN_AUDIENCE,
-          fetchKeys: async () => {
-            const { keys } = await auth.call('getJwks', {});
-            return { keys: keys.map(({ kty, kid, use, alg, crv, x, y }) => ({ kty, kid, use, alg, crv, x, y })) };
-          },
+          fetchKeys: async () => toJwks(await auth.call('getJwks', {})),
         }),
     },
     { provide: APP_GUARD, useClass: AuthGuard },

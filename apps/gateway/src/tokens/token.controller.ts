@@ -1,3 +1,4 @@
+import { toJwks } from '@acct/grpc';
 import { Controller, Get, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -54,7 +55,6 @@ export class TokenController {
   @Public()
   @Header('Cache-Control', 'public, max-age=60')
   async jwks() {
-    const { keys } = await this.auth.call('getJwks', {});
-    return { keys: keys.map(({ kty, kid, use, alg, crv, x, y }) => ({ kty, kid, use, alg, crv, x, y })) };
+    return toJwks(await this.auth.call('getJwks', {}));
   }
 }

@@ -1,10 +1,8 @@
+import { apiUsageKey } from '@acct/limits';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
 
 import { PLATFORM_CONFIG, PlatformConfig } from '../config';
-
-/** Must match the gateway's key: `usage:api:{<org>}:<YYYY-MM-DD>` (UTC day). */
-const apiUsageKey = (orgId: string, day: string) => `usage:api:{${orgId}}:${day}`;
 
 /**
  * Today's API requests of an org, as counted by the gateways in Redis. While Redis is away the last
@@ -26,7 +24,7 @@ export class ApiUsageReader implements OnModuleDestroy {
   }
 
   async today(orgId: string, now = Date.now()): Promise<number> {
-    const key = apiUsageKey(orgId, new Date(now).toISOString().slice(0, 10));
+    const key = apiUsageKey(orgId, now);
     try {
       const value = Number((await this.redis.get(key)) ?? 0);
       this.lastKnown.set(key, value);
