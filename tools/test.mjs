@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { ensureBrowser } from './browser.mjs';
 import { bin, ensureDependencies, root, run, step } from './lib.mjs';
 import { ensureServices } from './services.mjs';
 
@@ -14,6 +15,9 @@ fs.mkdirSync(resultsDir, { recursive: true });
 
 step('dependencies');
 ensureDependencies();
+
+step('browser for the end-to-end tests (Debian chromium)');
+ensureBrowser();
 
 step('backing services (Postgres, Redis, NATS)');
 await ensureServices();

@@ -9,6 +9,10 @@ import { Public } from '../auth/access.decorators';
  * `GET /activate?token=…`: the page behind the e-mail link. Plain HTML and a little script, no
  * dependencies: it checks the password rules itself, sends the token as the bearer credential to
  * `POST /v2/users/me/password`, and shows the outcome. The token never leaves the page's memory.
+ * Lengths are counted in code points as identity counts them; the inputs carry no `maxlength`,
+ * which counts UTF-16 units and would cut a valid password of emoji short without saying so.
+ * Errors go to a `role="alert"` region and mark the field `aria-invalid`; progress and success go
+ * to a `role="status"` region.
  */
 @Controller()
 export class ActivationPageController {
@@ -30,17 +34,27 @@ export const ACTIVATION_SCRIPT = `
 const form = document.getElementById('form');
 const password = document.getElementById('password');
 const confirmation = document.getElementById('confirmation');
-const message = document.getElementById('message');
+const button = form.querySelector('button');
+const error = document.getElementById('error');
+const status = document.getElementById('status');
 const token = new URLSearchParams(location.search).get('token');
-function show(text, kind) { message.textContent = text; message.className = kind; }
-if (!token) { show('This link has no token. Open the link from your e-mail again.', 'error'); form.hidden = true; }
+function clear() {
+  error.textContent = ''; status.textContent = '';
+  for (const input of [password, confirmation]) { input.removeAttribute('aria-invalid'); input.setAttribute('aria-describedby', input.id + '-hint'); }
+}
+function fail(text, input) {
+  clear(); error.textContent = text;
+  if (input) { input.setAttribute('aria-invalid', 'true'); input.setAttribute('aria-describedby', input.id + '-hint error'); input.focus(); }
+}
+function inform(text) { clear(); status.textContent = text; }
+if (!token) { fail('This link has no token. Open the link from your e-mail again.'); form.hidden = true; }
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
   const length = [...password.value].length;
-  if (length < 8 || length > 128) { show('Your password must be 8 to 128 characters long.', 'error'); password.focus(); return; }
-  if (password.value !== confirmation.value) { show('The two passwords do not match.', 'error'); confirmation.focus(); return; }
-  form.querySelector('button').disabled = true;
-  show('Saving…', 'info');
+  if (length < 8 || length > 128) { fail('Your password must be 8 to 128 characters long.', password); return; }
+  if (password.value !== confirmation.value) { fail('The two passwords do not match.', confirmation); return; }
+  button.disabled = true;
+  inform('Saving…');
   try {
     const response = await fetch('/v2/users/me/password', {
       method: 'POST',
@@ -49,17 +63,18 @@ form.addEventListener('submit', async (event) => {
     });
     if (response.ok) {
       form.hidden = true;
-      show('Your password is set and your account is active. You can now sign in.', 'success');
+      inform('Your password is set and your account is active. You can now sign in.');
       return;
     }
     const problem = await response.json().catch(() => ({}));
     const field = (problem.errors || [])[0];
-    show(response.status === 401 ? 'This link is invalid, expired or already used. Ask for a new one.'
-      : field ? 'Password ' + field.message + '.' : (problem.detail || 'Something went wrong. Try again.'), 'error');
+    if (response.status === 401) fail('This link is invalid, expired or already used. Ask for a new one.');
+    else if (field) fail('Your password ' + field.message + '.', password);
+    else fail(problem.detail || 'Something went wrong. Try again.');
   } catch {
-    show('The service cannot be reached. Try again in a moment.', 'error');
+    fail('The service cannot be reached. Try again in a moment.');
   }
-  form.querySelector('button').disabled = false;
+  button.disabled = false;
 });
 `;
 
@@ -74,18 +89,23 @@ body { font-family: system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; 
 label { display: block; margin-top: 1rem; font-weight: 600; }
 input { width: 100%; padding: .5rem; font-size: 1rem; box-sizing: border-box; }
 button { margin-top: 1.5rem; padding: .6rem 1.2rem; font-size: 1rem; }
-.error { color: #a40000; } .success { color: #0a6b1f; } .info { color: #333; }
+.hint { margin: .25rem 0 0; color: #555; font-size: .9rem; }
+.error { color: #a40000; } #status { color: #0a6b1f; }
+[aria-invalid="true"] { border-color: #a40000; }
 </style>
 </head>
 <body>
 <main>
 <h1>Set your password</h1>
-<p id="message" role="status" aria-live="polite"></p>
+<p id="error" class="error" role="alert"></p>
+<p id="status" role="status"></p>
 <form id="form" novalidate>
-<label for="password">New password (8–128 characters)</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required minlength="8" maxlength="128">
+<label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-hint">
+<p id="password-hint" class="hint">8 to 128 characters.</p>
 <label for="confirmation">Repeat the password</label>
-<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required>
+<input id="confirmation" name="confirmation" type="password" autocomplete="new-password" required aria-describedby="confirmation-hint">
+<p id="confirmation-hint" class="hint">Type the same password again.</p>
 <button type="submit">Set password</button>
 </form>
 </main>

@@ -1,0 +1,221 @@
+import fs from 'node:fs';
+
+import { LocalObjectStorage, request, SmtpCatcher, TestStack, waitFor } from '@acct/testing';
+import { Browser, BrowserContext, chromium, Locator, Page } from 'playwright-core';
+
+/** Debian's `chromium` package; `npm test` installs it when missing (tools/browser.mjs). */
+const CHROMIUM = '/usr/bin/chromium';
+
+interface Bootstrap {
+  org_id: string;
+  client_id: string;
+  client_secret: string;
+}
+
+/**
+ * Issue 5: the activation page behind the e-mail link, in a real headless Chromium: the page's own
+ * password checks, success, a used link, and what it tells assistive technology.
+ */
+describe('activation page in Chromium', () => {
+  let stack: TestStack;
+  let storage: LocalObjectStorage;
+  let smtp: SmtpCatcher;
+  let browser: Browser;
+  let context: BrowserContext;
+  let token: string;
+  let sequence = 0;
+  let ip = 0;
+  /** Script errors and CSP violations the page reports (a blocked script would leave a dead form). */
+  let pageErrors: string[] = [];
+
+  const email = (label: string) => `${label}-${Date.now()}-${(sequence += 1)}@page.test`;
+  const userStatus = async (id: string) =>
+    (await request<{ status: string }>(stack.url(`/v2/users/${id}`), { token })).body.status;
+  const login = (username: string, password: string) =>
+    request<{ access_token?: string; code?: string }>(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'password', username, password },
+      headers: { 'x-forwarded-for': `192.0.2.${(ip += 1)}` },
+    });
+
+  /** A new user through the API; answers its id and the link from its real activation e-mail. */
+  async function userWithLink(label: string): Promise<{ id: string; address: string; link: string }> {
+    const address = email(label);
+    const created = await request<{ id: string }>(stack.url('/v2/users'), {
+      token,
+      body: { email: address, display_name: label, profile: { locale: 'en-GB' } },
+    });
+    expect(created.status).toBe(201);
+    const [mail] = await waitFor('the activation e-mail', () =>
+      smtp.to(address).length > 0 ? smtp.to(address) : undefined,
+    );
+    const link = /(http:\/\/\S+\/activate\?token=\S+)/.exec(mail.text)![1];
+    return { id: created.body.id, address, link };
+  }
+
+  async function open(link: string): Promise<Page> {
+    const page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      // A refused request (the used link's 401) is logged too; the page answers it, so it is no fault.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) {
+        pageErrors.push(message.text());
+      }
+    });
+    expect((await page.goto(link))?.status()).toBe(200);
+    return page;
+  }
+
+  async function submit(page: Page, password: string, confirmation = password): Promise<void> {
+    await page.getByLabel('New password').fill(password);
+    await page.getByLabel('Repeat the password').fill(confirmation);
+    await page.getByRole('button', { name: 'Set password' }).click();
+  }
+
+  /** Waits for the region to show `text` (the answer may need a round trip), then asserts it. */
+  async function expectText(region: Locator, text: string): Promise<void> {
+    await waitFor(`"${text}"`, async () => ((await region.textContent()) === text ? true : undefined)).catch(
+      () => undefined,
+    );
+    expect(await region.textContent()).toBe(text);
+  }
+
+  const attribute = (page: Page, selector: string, name: string) => page.locator(selector).getAttribute(name);
+
+  beforeAll(async () => {
+    if (!fs.existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: the browser tests need Debian's chromium package ` +
+          '(`npm test` installs it; or run `node tools/browser.mjs` as root).',
+      );
+    }
+    [storage, smtp] = await Promise.all([LocalObjectStorage.start(), SmtpCatcher.start()]);
+    stack = await TestStack.start({
+      s3Endpoint: storage.endpoint,
+      env: { SMTP_URL: smtp.url, TRUSTED_PROXIES: '127.0.0.1' },
+    });
+    const org = stack.cli<Bootstrap>(
+      'bootstrap',
+      '--org',
+      'pages',
+      '--email',
+      'admin@page.test',
+      '--password',
+      'admin-pass-1',
+    );
+    token = (
+      await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
+        body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret },
+      })
+    ).body.access_token;
+    // playwright-core gives each launch a fresh temporary profile and removes it on close.
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      timeout: 60_000,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+    await Promise.all([storage?.dispose(), smtp?.close()]);
+  });
+
+  beforeEach(async () => {
+    pageErrors = [];
+    context = await browser.newContext();
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('ties every input to its label and has an alert region for errors and a status region for progress', async () => {
+    const { link } = await userWithLink('labels');
+    const page = await open(link);
+    // Each input's accessible name comes from its <label for>, its description from its hint.
+    expect(await page.locator('input').count()).toBe(2);
+    for (const [label, id] of [
+      ['New password', 'password'],
+      ['Repeat the password', 'confirmation'],
+    ]) {
+      expect(await page.getByLabel(label, { exact: true }).getAttribute('id')).toBe(id);
+      expect(await page.locator(`label[for="${id}"]`).textContent()).toBe(label);
+      expect(await attribute(page, `#${id}`, 'aria-describedby')).toBe(`${id}-hint`);
+    }
+    expect(await page.locator('#password-hint').textContent()).toBe('8 to 128 characters.');
+    expect(await page.getByRole('alert').count()).toBe(1);
+    expect(await page.getByRole('status').count()).toBe(1);
+    expect(await page.getByRole('alert').textContent()).toBe('');
+    expect(await attribute(page, 'html', 'lang')).toBe('en');
+    expect(await page.title()).toBe('Set your password');
+  });
+
+  it('refuses a password that breaks the policy and a mismatched confirmation, then activates with a valid one', async () => {
+    const { id, address, link } = await userWithLink('ada');
+    const page = await open(link);
+    const alert = page.getByRole('alert');
+
+    // The policy counts characters (code points), as identity does: seven emoji are 14 UTF-16 units.
+    for (const tooShort of ['short-1', '🔑'.repeat(7), 'x'.repeat(129)]) {
+      await submit(page, tooShort);
+      await expectText(alert, 'Your password must be 8 to 128 characters long.');
+      expect(await attribute(page, '#password', 'aria-invalid')).toBe('true');
+      expect(await attribute(page, '#password', 'aria-describedby')).toBe('password-hint error');
+      expect(await attribute(page, ':focus', 'id')).toBe('password');
+    }
+    expect(await userStatus(id)).toBe('pending');
+
+    await submit(page, 'activated-pass-1', 'activated-pass-2');
+    await expectText(alert, 'The two passwords do not match.');
+    expect(await attribute(page, '#confirmation', 'aria-invalid')).toBe('true');
+    expect(await attribute(page, '#confirmation', 'aria-describedby')).toBe('confirmation-hint error');
+    expect(await attribute(page, '#password', 'aria-invalid')).toBeNull();
+    expect(await userStatus(id)).toBe('pending');
+    expect((await login(address, 'activated-pass-1')).body.code).toBe('invalid_grant');
+
+    // 74 characters but 144 UTF-16 units: the field must take it whole (no maxlength cutting it short).
+    const password = `clé-${'🔑'.repeat(70)}`;
+    await submit(page, password);
+    expect(await page.getByLabel('New password').inputValue()).toBe(password);
+    await expectText(page.getByRole('status'), 'Your password is set and your account is active. You can now sign in.');
+    expect(await alert.textContent()).toBe('');
+    expect(await page.locator('#form').isHidden()).toBe(true);
+    expect(await userStatus(id)).toBe('active');
+    expect((await login(address, password)).body.access_token).toEqual(expect.any(String));
+  });
+
+  it('says the link is invalid or used when the same link is opened and submitted again', async () => {
+    const { id, address, link } = await userWithLink('twice');
+    const first = await open(link);
+    await submit(first, 'first-pass-1');
+    await expectText(
+      first.getByRole('status'),
+      'Your password is set and your account is active. You can now sign in.',
+    );
+    expect(await userStatus(id)).toBe('active');
+
+    const again = await open(link);
+    await submit(again, 'second-pass-2');
+    await expectText(again.getByRole('alert'), 'This link is invalid, expired or already used. Ask for a new one.');
+    expect(await again.locator('#form').isVisible()).toBe(true);
+    expect((await login(address, 'second-pass-2')).body.code).toBe('invalid_grant');
+    expect((await login(address, 'first-pass-1')).body.access_token).toEqual(expect.any(String));
+  });
+
+  it('says the link has no token and hides the form when opened without one', async () => {
+    const page = await open(stack.url('/activate'));
+    await expectText(page.getByRole('alert'), 'This link has no token. Open the link from your e-mail again.');
+    expect(await page.locator('#form').isHidden()).toBe(true);
+  });
+});
