@@ -8,6 +8,7 @@ import { ClockModule } from './clock';
 import { AUTH_CONFIG, AuthConfig } from './config';
 import { KeysModule } from './keys/keys.module';
 import { SigningKeyReadiness, SigningKeyService } from './keys/signing-key.service';
+import { MfaEnrolmentModule } from './mfa/mfa-enrolment.module';
 import { AuthDatabaseReadiness, PrismaModule } from './prisma/prisma.service';
 import { TokensModule } from './tokens/tokens.module';
 
@@ -38,6 +39,7 @@ export class AppModule {
         }),
         KeysModule,
         TokensModule,
+        MfaEnrolmentModule,
       ],
       controllers: [AuthGrpcController],
     };

@@ -1,10 +1,11 @@
 import { authV1 } from '@acct/contracts';
-import { callerOf, PublicRpc, RequireCaller } from '@acct/grpc';
+import { bearerTokenOf, callerOf, PublicRpc, RequireCaller } from '@acct/grpc';
 import { Metadata } from '@grpc/grpc-js';
 import { Controller } from '@nestjs/common';
 
 import { LoginAudit } from './audit/login-audit';
 import { SigningKeyService } from './keys/signing-key.service';
+import { MfaService } from './mfa/mfa.service';
 import { TokenService } from './tokens/token.service';
 
 /** `auth.v1.AuthService`: token issuance and keys are public (the grant carries the credentials; keys are public). */
@@ -16,6 +17,7 @@ export class AuthGrpcController implements authV1.AuthServiceController {
     private readonly tokens: TokenService,
     private readonly keys: SigningKeyService,
     private readonly audit: LoginAudit,
+    private readonly mfa: MfaService,
   ) {}
 
   issueToken(request: authV1.IssueTokenRequest): Promise<authV1.IssueTokenResponse> {
@@ -45,5 +47,16 @@ export class AuthGrpcController implements authV1.AuthServiceController {
     metadata?: Metadata,
   ): Promise<authV1.ListLoginAuditResponse> {
     return { entries: await this.audit.list(callerOf(metadata), request.limit, request.before) };
+  }
+
+  /** Not public: the calling user (checked in MfaService). */
+  @RequireCaller()
+  enrollTotp(_request: authV1.EnrollTotpRequest, metadata?: Metadata): Promise<authV1.EnrollTotpResponse> {
+    return this.mfa.enroll(callerOf(metadata), bearerTokenOf(metadata) ?? '');
+  }
+
+  @RequireCaller()
+  confirmTotp(request: authV1.ConfirmTotpRequest, metadata?: Metadata): Promise<authV1.ConfirmTotpResponse> {
+    return this.mfa.confirm(callerOf(metadata), request.code);
   }
 }

@@ -11,6 +11,7 @@ import { HealthController } from './health/health.controller';
 import { ProblemFilter } from './http/problem.filter';
 import { HttpRequestContextInterceptor } from './http/request-context.interceptor';
 import { RouteTable } from './http/route-table';
+import { MfaController } from './mfa/mfa.controller';
 import { QuotaController } from './quotas/quota.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { TokenController } from './tokens/token.controller';
@@ -31,6 +32,7 @@ export class GatewayModule {
         PasswordController,
         QuotaController,
         ActivationPageController,
+        MfaController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -2,6 +2,7 @@ import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { Clock } from '../clock';
+import { AuthMetrics } from '../metrics/auth-metrics';
 import { PrismaService } from '../prisma/prisma.service';
 import { LoginAttempt, LoginPolicy } from '../tokens/login-policy';
 
@@ -11,6 +12,7 @@ export const WINDOW_SECONDS = 15 * 60;
 export const LOCK_SECONDS = 15 * 60;
 
 interface Slot {
+  /** Every attempt of the window, the refused ones included. */
   attempts: number;
   locked_until: Date | null;
 }
@@ -28,6 +30,7 @@ export class LockoutPolicy implements LoginPolicy {
   constructor(
     private readonly prisma: PrismaService,
     private readonly clock: Clock,
+    private readonly metrics: AuthMetrics,
   ) {}
 
   async beforePasswordCheck(attempt: LoginAttempt): Promise<void> {
@@ -37,7 +40,7 @@ export class LockoutPolicy implements LoginPolicy {
       VALUES (${attempt.username}, ${attempt.clientIp}, 1, ${now}, NULL)
       ON CONFLICT (username, client_ip) DO UPDATE SET
         attempts = CASE
-          WHEN login_throttles.locked_until > ${now} THEN login_throttles.attempts
+          WHEN login_throttles.locked_until > ${now} THEN login_throttles.attempts + 1
           WHEN login_throttles.locked_until IS NOT NULL
             OR login_throttles.window_started_at <= ${now}::timestamptz - make_interval(secs => ${WINDOW_SECONDS}) THEN 1
           ELSE login_throttles.attempts + 1 END,
@@ -54,6 +57,8 @@ export class LockoutPolicy implements LoginPolicy {
           ELSE NULL END
       RETURNING attempts, locked_until`;
     if (slot?.locked_until && slot.locked_until.getTime() > now.getTime()) {
+      // Attempts keep counting while locked, so only the attempt that started the lock sees MAX + 1.
+      if (slot.attempts === MAX_FAILURES + 1) this.metrics.lockStarted('pair');
       const retryAfter = Math.max(1, Math.ceil((slot.locked_until.getTime() - now.getTime()) / 1000));
       throw new DomainError('login_locked', 'Too many failed logins; this login is locked for a while.', {
         retryAfter,

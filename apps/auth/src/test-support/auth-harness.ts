@@ -19,8 +19,8 @@ export interface HarnessOptions {
   /** Where identity is (a FakeIdentity); nowhere reachable by default. */
   identityAddress?: string;
   /** Replaces the identity client altogether (unit tests of the password grant). */
-  identityClient?: Pick<IdentityClient, 'verifyPassword'>;
-  /** Login policies for the password grant (none by default, as in production today). */
+  identityClient?: Pick<IdentityClient, 'verifyPassword'> & Partial<Pick<IdentityClient, 'emailOf'>>;
+  /** Replaces the password grant's login policies (by default those of production: MFA, lockout, ceiling). */
   loginPolicies?: LoginPolicy[];
   /** Serve gRPC on a free port, as the real process does. */
   grpc?: boolean;

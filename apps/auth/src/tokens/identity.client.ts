@@ -27,9 +27,14 @@ interface IdentityCalls {
     metadata: Metadata,
     options: { deadline: Date },
   ): Observable<identityV1.VerifyPasswordResponse>;
+  getUser(
+    request: identityV1.GetUserRequest,
+    metadata: Metadata,
+    options: { deadline: Date },
+  ): Observable<identityV1.GetUserResponse>;
 }
 
-/** Identity's VerifyPassword, called with auth's own `internal:identity` token. */
+/** Identity's VerifyPassword, called with auth's own `internal:identity` token; GetUser on a caller's behalf. */
 @Injectable()
 export class IdentityClient implements OnModuleInit {
   private readonly logger = new Logger(IdentityClient.name);
@@ -66,5 +71,22 @@ export class IdentityClient implements OnModuleInit {
     if (!answer.valid || !answer.user) return undefined;
     const { id, orgId, email: userEmail, status, roles } = answer.user;
     return { id, orgId, email: userEmail, status, roles };
+  }
+
+  /**
+   * The e-mail of the user whose access token this is (`GetUser me` with that token, so identity
+   * applies its own rules); undefined when identity cannot tell (it is only a label for MFA enrolment).
+   */
+  async emailOf(callerToken: string): Promise<string | undefined> {
+    const metadata = outgoingMetadata({ [AUTHORIZATION_METADATA_KEY]: `Bearer ${callerToken}` });
+    try {
+      const { user } = await unary('identity', () =>
+        this.identity.getUser({ id: 'me' }, metadata, deadline(this.config.GRPC_DEADLINE_MS)),
+      );
+      return user?.email || undefined;
+    } catch (error) {
+      this.logger.warn(`identity did not answer GetUser me: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
   }
 }

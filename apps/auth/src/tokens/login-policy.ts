@@ -15,11 +15,10 @@ export interface LoggedInUser {
 }
 
 /**
- * A rule around the password check of the password grant. Policies run in order; any hook may throw
- * a DomainError to refuse the login. The seam for lockout (contract §4: `beforePasswordCheck`
- * refuses a locked (username, IP) with 429 login_locked, `afterFailure` counts, `afterSuccess`
- * resets) and MFA (`afterSuccess` refuses without a valid code: 403 mfa_required). None is
- * registered yet.
+ * A rule around the password check of the password grant. Policies run in order (LOGIN_POLICIES in
+ * tokens.module.ts: MFA, the (username, IP) lockout, the account-wide ceiling); any hook may throw a
+ * DomainError to refuse the login, and then no later policy's hook runs. The same attempt object is
+ * passed to every hook of one login.
  */
 export interface LoginPolicy {
   beforePasswordCheck(attempt: LoginAttempt): Promise<void>;

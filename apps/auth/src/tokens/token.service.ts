@@ -2,7 +2,9 @@ import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 import { decodeJwt } from 'jose';
 
+import { auditReasonOf } from '../audit/audit-reason';
 import { LoginAudit } from '../audit/login-audit';
+import { AuthMetrics } from '../metrics/auth-metrics';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant';
 import { Grant, TokenRequest, TokenSet } from './grants/grant';
@@ -19,22 +21,25 @@ export class TokenService {
     clientCredentials: ClientCredentialsGrant,
     refreshToken: RefreshTokenGrant,
     private readonly audit: LoginAudit,
+    private readonly metrics: AuthMetrics,
   ) {
     this.grants = new Map([password, clientCredentials, refreshToken].map((grant) => [grant.grantType, grant]));
   }
 
-  /** Issues a token set; every request, granted or refused, is recorded in the login audit. */
+  /** Issues a token set; every request, granted or refused, is recorded in the login audit and the metrics. */
   async issue(request: TokenRequest): Promise<TokenSet> {
     let issued: TokenSet;
     try {
       issued = await this.dispatch(request);
     } catch (error) {
+      this.metrics.loginAttempt(request.grantType, error instanceof DomainError ? error.code : 'internal_error');
       await this.audit.record(request, {
         outcome: 'failure',
-        reason: error instanceof DomainError ? error.code : 'internal_error',
+        reason: error instanceof DomainError ? auditReasonOf(error) : 'internal_error',
       });
       throw error;
     }
+    this.metrics.loginAttempt(request.grantType, 'success');
     const claims = decodeJwt(issued.accessToken);
     await this.audit.record(request, {
       outcome: 'success',

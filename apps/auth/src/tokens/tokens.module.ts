@@ -5,7 +5,11 @@ import { ClientsModule } from '@nestjs/microservices';
 import { LoginAudit } from '../audit/login-audit';
 import { OAuthClientsModule } from '../clients/clients.module';
 import { AUTH_CONFIG, AuthConfig } from '../config';
+import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
 import { LockoutPolicy } from '../lockout/lockout.policy';
+import { AuthMetrics } from '../metrics/auth-metrics';
+import { MfaModule } from '../mfa/mfa.module';
+import { MfaPolicy } from '../mfa/mfa.policy';
 import { PrismaModule } from '../prisma/prisma.service';
 import { RefreshModule } from '../refresh/refresh.module';
 import { AccessTokenIssuer } from './access-token.issuer';
@@ -20,6 +24,7 @@ import { TokenService } from './token.service';
 @Module({
   imports: [
     PrismaModule,
+    MfaModule,
     OAuthClientsModule,
     RefreshModule,
     ClientsModule.registerAsync([
@@ -40,12 +45,20 @@ import { TokenService } from './token.service';
     AccessTokenIssuer,
     ServiceToken,
     IdentityClient,
-    // Contract §4, in order: lockout (MFA joins after it).
+    AuthMetrics,
     LockoutPolicy,
+    AccountCeilingPolicy,
+    // Contract §4, in order. MFA first: its afterSuccess must refuse before the lockouts' afterSuccess
+    // resets the pair or marks the source as known. The pair lock before the ceiling: a locked pair is
+    // refused without spending the account's budget.
     {
       provide: LOGIN_POLICIES,
-      inject: [LockoutPolicy],
-      useFactory: (lockout: LockoutPolicy): LoginPolicy[] => [lockout],
+      inject: [MfaPolicy, LockoutPolicy, AccountCeilingPolicy],
+      useFactory: (mfa: MfaPolicy, lockout: LockoutPolicy, ceiling: AccountCeilingPolicy): LoginPolicy[] => [
+        mfa,
+        lockout,
+        ceiling,
+      ],
     },
     PasswordGrant,
     ClientCredentialsGrant,
@@ -53,6 +66,6 @@ import { TokenService } from './token.service';
     TokenService,
     LoginAudit,
   ],
-  exports: [TokenService, LoginAudit],
+  exports: [TokenService, LoginAudit, IdentityClient],
 })
 export class TokensModule {}

@@ -9,7 +9,7 @@ import type { Metadata } from "@grpc/grpc-js";
 import { GrpcMethod, GrpcStreamMethod } from "@nestjs/microservices";
 import { Observable } from "rxjs";
 
-/** Auth service: token issuance and signing keys (later also MFA and lockout). */
+/** Auth service: token issuance, signing keys, login audit and MFA (TOTP). */
 
 export interface IssueTokenRequest {
   /** password | client_credentials | refresh_token */
@@ -78,6 +78,28 @@ export interface ListLoginAuditResponse {
   entries: LoginAuditEntry[];
 }
 
+/** The user is the caller (its access token), never a field of the request. */
+export interface EnrollTotpRequest {
+}
+
+export interface EnrollTotpResponse {
+  /** RFC 4648 base32, no padding. */
+  secret: string;
+  /** otpauth://totp/<issuer>:<account>?secret=…&issuer=… (for a QR code). */
+  otpauthUri: string;
+}
+
+export interface ConfirmTotpRequest {
+  /** The 6-digit code the authenticator shows for the enrolled secret. */
+  code: string;
+}
+
+export interface ConfirmTotpResponse {
+  enabled: boolean;
+  /** ISO 8601 time MFA was enabled. */
+  confirmedAt: string;
+}
+
 export interface AuthServiceClient {
   /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
 
@@ -93,6 +115,17 @@ export interface AuthServiceClient {
    */
 
   listLoginAudit(request: ListLoginAuditRequest, metadata?: Metadata): Observable<ListLoginAuditResponse>;
+
+  /**
+   * POST /v2/users/me/mfa/totp: a new TOTP secret for the calling user (a user token with users:read;
+   * clients get PERMISSION_DENIED). Replaces an unconfirmed one; ALREADY_EXISTS once MFA is enabled.
+   */
+
+  enrollTotp(request: EnrollTotpRequest, metadata?: Metadata): Observable<EnrollTotpResponse>;
+
+  /** POST /v2/users/me/mfa/totp/confirm: a correct code enables MFA for the calling user. */
+
+  confirmTotp(request: ConfirmTotpRequest, metadata?: Metadata): Observable<ConfirmTotpResponse>;
 }
 
 export interface AuthServiceController {
@@ -119,11 +152,28 @@ export interface AuthServiceController {
     request: ListLoginAuditRequest,
     metadata?: Metadata,
   ): Promise<ListLoginAuditResponse> | Observable<ListLoginAuditResponse> | ListLoginAuditResponse;
+
+  /**
+   * POST /v2/users/me/mfa/totp: a new TOTP secret for the calling user (a user token with users:read;
+   * clients get PERMISSION_DENIED). Replaces an unconfirmed one; ALREADY_EXISTS once MFA is enabled.
+   */
+
+  enrollTotp(
+    request: EnrollTotpRequest,
+    metadata?: Metadata,
+  ): Promise<EnrollTotpResponse> | Observable<EnrollTotpResponse> | EnrollTotpResponse;
+
+  /** POST /v2/users/me/mfa/totp/confirm: a correct code enables MFA for the calling user. */
+
+  confirmTotp(
+    request: ConfirmTotpRequest,
+    metadata?: Metadata,
+  ): Promise<ConfirmTotpResponse> | Observable<ConfirmTotpResponse> | ConfirmTotpResponse;
 }
 
 export function AuthServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["issueToken", "getJwks", "listLoginAudit"];
+    const grpcMethods: string[] = ["issueToken", "getJwks", "listLoginAudit", "enrollTotp", "confirmTotp"];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("AuthService", method)(constructor.prototype[method], method, descriptor);

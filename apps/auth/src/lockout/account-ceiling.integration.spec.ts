@@ -1,0 +1,197 @@
+import { METRICS_REGISTRY } from '@acct/observability';
+import { DomainError } from '@acct/problem';
+import { Registry } from 'prom-client';
+
+import { AuthHarness } from '../test-support/auth-harness';
+import { refusal } from '../test-support/refusal';
+import { createTestDatabase, TestDatabase } from '../test-support/test-database';
+import { TokenRequest } from '../tokens/grants/grant';
+import { VerifiedUser } from '../tokens/identity.client';
+import { TokenService } from '../tokens/token.service';
+import { ACCOUNT_MAX_FAILURES } from './account-ceiling.policy';
+
+const USER: VerifiedUser = {
+  id: '1a0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+  orgId: '3f0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f',
+  email: 'ada@example.test',
+  status: 'active',
+  roles: ['member'],
+};
+
+/** Identity as the password grant sees it: accounts sharing one password, checked with some latency. */
+class CountingIdentity {
+  checks = 0;
+  verifyPassword(email: string, password: string): Promise<VerifiedUser | undefined> {
+    this.checks += 1;
+    const valid = email.endsWith('@example.test') && !email.startsWith('nobody') && password === 'right-password';
+    return new Promise((resolve) => setTimeout(() => resolve(valid ? { ...USER, email } : undefined), 5));
+  }
+}
+
+const attempt = (fields: Partial<TokenRequest>): TokenRequest => ({
+  grantType: 'password',
+  username: USER.email,
+  password: 'wrong',
+  scope: '',
+  mfaCode: '',
+  clientId: '',
+  clientSecret: '',
+  refreshToken: '',
+  clientIp: '198.51.100.1',
+  deviceId: '',
+  userAgent: 'jest',
+  ...fields,
+});
+
+const outcome = async (work: Promise<unknown>) => {
+  try {
+    await work;
+    return 'ok';
+  } catch (error) {
+    return (error as DomainError).code;
+  }
+};
+
+/** The n-th of many attacker IPs (10.x.y.z). */
+const ipNumber = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+
+describe('account-wide login ceiling (real Postgres, injected clock)', () => {
+  let database: TestDatabase;
+  let harness: AuthHarness;
+  let tokens: TokenService;
+  const identity = new CountingIdentity();
+  let nextIp = 1;
+
+  /** `count` failures on `username`, five per IP (under the pair lock), each from a fresh IP range. */
+  async function failFromManyIps(username: string, count: number): Promise<string[]> {
+    const outcomes: string[] = [];
+    for (let index = 0; index < count; index += 1) {
+      if (index % 5 === 0) nextIp += 1;
+      outcomes.push(await outcome(tokens.issue(attempt({ username, clientIp: ipNumber(nextIp) }))));
+    }
+    nextIp += 1;
+    return outcomes;
+  }
+  const freshIp = () => ipNumber((nextIp += 1));
+
+  const lockouts = async (scope: string) => {
+    const registry = harness.module.get<Registry>(METRICS_REGISTRY, { strict: false });
+    const metric = await registry.getSingleMetric('auth_lockouts_total')?.get();
+    return metric?.values.find((value) => value.labels.scope === scope)?.value ?? 0;
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
+    tokens = harness.get(TokenService);
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await database?.drop();
+  });
+
+  it('locks out new sources after 100 failures from many IPs, not known IPs or devices, for the hour', async () => {
+    const username = 'ada@example.test';
+    // The owner logged in before, from home and with a phone elsewhere.
+    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' })))).toBe(
+      'ok',
+    );
+    expect(
+      await outcome(
+        tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.2', deviceId: 'phone-1' })),
+      ),
+    ).toBe('ok');
+    harness.clock.advance(61 * 60 * 1000); // a new window: those first logins took slots of the old one
+
+    const started = await lockouts('account');
+    const outcomes = await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
+    expect(outcomes.every((code) => code === 'invalid_grant')).toBe(true);
+    const checks = identity.checks;
+
+    const locked = await refusal(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })));
+    expect(locked.code).toBe('login_locked');
+    expect(locked.status).toBe(429);
+    expect(locked.options.retryAfter).toBe(60 * 60);
+    expect(locked.options.extensions).toMatchObject({ error: 'login_locked' });
+    expect(identity.checks).toBe(checks); // refused without a password check
+    expect(await lockouts('account')).toBe(started + 1);
+    expect(await outcome(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
+    expect(await lockouts('account')).toBe(started + 1); // counted once, when the lock starts
+
+    // The owner's known IP, and the known device from an IP never seen, still get in.
+    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' })))).toBe(
+      'ok',
+    );
+    expect(
+      await outcome(
+        tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'phone-1' })),
+      ),
+    ).toBe('ok');
+
+    const audit = await database.query<{ reason: string; count: string }>(
+      "SELECT reason, count(*) FROM login_audit WHERE username = $1 AND outcome = 'failure' GROUP BY reason ORDER BY reason",
+      [username],
+    );
+    expect(audit).toEqual([
+      { reason: 'invalid_grant', count: String(ACCOUNT_MAX_FAILURES) },
+      { reason: 'login_locked_account', count: '2' },
+    ]);
+
+    harness.clock.advance(59 * 60 * 1000);
+    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+      'login_locked',
+    );
+    harness.clock.advance(60 * 1000);
+    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+      'ok',
+    );
+  });
+
+  it('counts unknown usernames the same way', async () => {
+    const username = 'nobody@example.test';
+    expect((await failFromManyIps(username, ACCOUNT_MAX_FAILURES)).every((code) => code === 'invalid_grant')).toBe(
+      true,
+    );
+    expect(await outcome(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
+  });
+
+  it('is not reset by a success from a new source, which takes a slot of its own', async () => {
+    const username = 'grace@example.test';
+    await failFromManyIps(username, ACCOUNT_MAX_FAILURES - 1);
+    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+      'ok',
+    );
+    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+      'login_locked',
+    );
+  });
+
+  it('never counts more than 100 attempts, however many arrive at once', async () => {
+    const username = 'linus@example.test';
+    await failFromManyIps(username, ACCOUNT_MAX_FAILURES - 5);
+    const before = identity.checks;
+    // The last five slots, raced for by 25 attempts from 25 IPs.
+    const outcomes = await Promise.all(
+      Array.from({ length: 25 }, (_, index) =>
+        outcome(tokens.issue(attempt({ username, clientIp: ipNumber(50_000 + index) }))),
+      ),
+    );
+    expect(outcomes.filter((code) => code === 'invalid_grant')).toHaveLength(5);
+    expect(outcomes.filter((code) => code === 'login_locked')).toHaveLength(20);
+    expect(identity.checks - before).toBe(5);
+    const [budget] = await database.query<{ failures: number }>(
+      'SELECT failures FROM login_account_throttles WHERE username = $1',
+      [username],
+    );
+    expect(budget?.failures).toBe(ACCOUNT_MAX_FAILURES);
+  });
+
+  it('counts a pair lock as it starts', async () => {
+    const before = await lockouts('pair');
+    const ip = freshIp();
+    for (let index = 0; index < 8; index += 1)
+      await outcome(tokens.issue(attempt({ username: 'ken@example.test', clientIp: ip })));
+    expect(await lockouts('pair')).toBe(before + 1);
+  });
+});

@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+
+import { PrismaService } from '../prisma/prisma.service';
+
+/** A user's TOTP factor as stored: the secret still encrypted. */
+export interface StoredTotp {
+  userId: string;
+  encryptedSecret: string;
+  confirmedAt: Date | null;
+}
+
+/** The `mfa_totp` table: one TOTP factor per user. */
+@Injectable()
+export class MfaRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async find(userId: string): Promise<StoredTotp | undefined> {
+    const row = await this.prisma.mfaTotp.findUnique({ where: { userId } });
+    return row ? { userId: row.userId, encryptedSecret: row.secret, confirmedAt: row.confirmedAt } : undefined;
+  }
+
+  /**
+   * Stores a new, unconfirmed secret, replacing an unconfirmed one; false (nothing changed) when the
+   * user's MFA is already confirmed. One statement, so it cannot race a confirmation.
+   */
+  async savePending(userId: string, encryptedSecret: string, now: Date): Promise<boolean> {
+    const written = await this.prisma.$executeRaw`
+      INSERT INTO mfa_totp (user_id, secret, confirmed_at, last_used_step, created_at)
+      VALUES (${userId}::uuid, ${encryptedSecret}, NULL, NULL, ${now})
+      ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, created_at = EXCLUDED.created_at, last_used_step = NULL
+      WHERE mfa_totp.confirmed_at IS NULL`;
+    return written === 1;
+  }
+
+  /**
+   * Confirms the pending factor whose secret is still `encryptedSecret` (not replaced meanwhile), and
+   * consumes the confirming code's step so it cannot also be used to log in. False when nothing matched.
+   */
+  async confirm(userId: string, encryptedSecret: string, step: number, now: Date): Promise<boolean> {
+    const written = await this.prisma.$executeRaw`
+      UPDATE mfa_totp SET confirmed_at = ${now}, last_used_step = ${step}
+      WHERE user_id = ${userId}::uuid AND secret = ${encryptedSecret} AND confirmed_at IS NULL`;
+    return written === 1;
+  }
+
+  /**
+   * Takes the time step of an accepted login code, once: one conditional UPDATE, so of two concurrent
+   * logins with the same code (or an older one) exactly one succeeds.
+   */
+  async consumeStep(userId: string, step: number): Promise<boolean> {
+    const written = await this.prisma.$executeRaw`
+      UPDATE mfa_totp SET last_used_step = ${step}
+      WHERE user_id = ${userId}::uuid AND confirmed_at IS NOT NULL
+        AND (last_used_step IS NULL OR last_used_step < ${step})`;
+    return written === 1;
+  }
+}
