@@ -62,6 +62,10 @@ const e2e = jest('e2e', ['-c', 'tests/e2e/jest.config.cjs', '--runInBand']);
 // Last and alone: `npm run up` regenerates and rebuilds the tree the other tests run from.
 step('quick start (npm run up, as a new user runs it)');
 const quickStart = jest('quick-start', ['-c', 'tests/quick-start/jest.config.cjs', '--runInBand']);
+// The acceptance suite (e2e/) also starts the stack with `npm run up`, once, and checks the public
+// interface from outside: HTTP, SMTP and NATS only.
+step('acceptance (e2e/: the stack as npm run up starts it, checked from outside)');
+const acceptance = jest('acceptance', ['-c', 'e2e/jest.config.cjs', '--runInBand']);
 
 console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed`);
-process.exit(unit !== 0 || e2e !== 0 || quickStart !== 0 || totals.failed > 0 ? 1 : 0);
+process.exit(unit !== 0 || e2e !== 0 || quickStart !== 0 || acceptance !== 0 || totals.failed > 0 ? 1 : 0);

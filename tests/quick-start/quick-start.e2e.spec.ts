@@ -1,19 +1,22 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
 import {
+  acceptsConnections,
   APPS,
-  databaseUrl,
   DedicatedServer,
   dropDatabases,
-  freePort,
+  PORT_VARIABLES,
+  Ports,
   repositoryRoot,
   SERVICES_WITH_DATABASES,
-  waitFor,
+  sparePorts,
+  Up,
+  upEnvironment,
+  within,
 } from '@acct/testing';
 import nodemailer from 'nodemailer';
 
@@ -22,105 +25,11 @@ interface HealthReport {
   checks: Array<{ component: string; status: string }>;
 }
 
-interface LogLine {
-  level: string;
-  service: string;
-  message: string;
-}
-
-type Exit = { code: number | null; signal: NodeJS.Signals | null };
-
-/** Every port the stack listens on: the processes' own and the local object store's and catcher's. */
-const PORT_VARIABLES = [
-  'GATEWAY_PORT',
-  'GATEWAY_OPS_PORT',
-  'IDENTITY_GRPC_PORT',
-  'IDENTITY_OPS_PORT',
-  'AUTH_GRPC_PORT',
-  'AUTH_OPS_PORT',
-  'PLATFORM_GRPC_PORT',
-  'PLATFORM_OPS_PORT',
-  'MAILER_OPS_PORT',
-  'LOCAL_S3_PORT',
-  'LOCAL_SMTP_PORT',
-] as const;
-type PortVariable = (typeof PORT_VARIABLES)[number];
-
-const acceptsConnections = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-
-/** The promise's value, or `fallback` once `ms` have passed (the timer never outlives the wait). */
-async function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** `node tools/up.mjs --json` as a child, its output collected. */
-class Up {
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<Exit>;
-  private readonly child: ChildProcess;
-
-  constructor(env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['tools/up.mjs', '--json'], {
-      cwd: repositoryRoot,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
-    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
-  }
-
-  /** stdout, line by line; with --json every line is a JSON object (JSON.parse throws otherwise). */
-  logLines(): LogLine[] {
-    return this.stdout
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => JSON.parse(line) as LogLine);
-  }
-
-  /** Polls like waitFor, but fails at once, with up.mjs's own output, when up.mjs has exited. */
-  whileRunning<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-    return Promise.race([
-      waitFor(what, probe, { timeoutMs, intervalMs: 250 }),
-      this.exited.then(({ code, signal }) => {
-        const tail = this.stderr.split('\n').slice(-40).join('\n');
-        throw new Error(`up.mjs exited (${signal ?? code}) while waiting for ${what}\n--- stderr ---\n${tail}`);
-      }),
-    ]);
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.child.kill(signal);
-  }
-
-  /** Stops it if it still runs: SIGTERM, SIGKILL after 30 s. */
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGTERM');
-    if ((await within(this.exited, 30_000, 'running')) === 'running') this.child.kill('SIGKILL');
-  }
-}
-
 describe('npm run up (tools/up.mjs --json) on spare ports with its own databases', () => {
   const suffix = randomBytes(4).toString('hex');
-  const databases = SERVICES_WITH_DATABASES.map((service) => `qs_${service}_${suffix}`);
+  const databases = SERVICES_WITH_DATABASES.map((service) => `qs_${suffix}_${service}`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));
-  const ports = {} as Record<PortVariable, number>;
+  let ports: Ports;
   let env: NodeJS.ProcessEnv;
   let nats: DedicatedServer;
   const natsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quick-start-nats-'));
@@ -132,31 +41,9 @@ describe('npm run up (tools/up.mjs --json) on spare ports with its own databases
   beforeAll(async () => {
     // Its own broker: a shared one may hold other stacks' events for the durable consumers.
     nats = await DedicatedServer.nats(natsDir);
-    const taken = new Set<number>();
-    for (const name of PORT_VARIABLES) {
-      let port = await freePort();
-      while (taken.has(port)) port = await freePort();
-      taken.add(port);
-      ports[name] = port;
-    }
-    env = {
-      ...process.env,
-      ...Object.fromEntries(PORT_VARIABLES.map((name) => [name, String(ports[name])])),
-      IDENTITY_GRPC_ADDR: `127.0.0.1:${ports.IDENTITY_GRPC_PORT}`,
-      AUTH_GRPC_ADDR: `127.0.0.1:${ports.AUTH_GRPC_PORT}`,
-      PLATFORM_GRPC_ADDR: `127.0.0.1:${ports.PLATFORM_GRPC_PORT}`,
-      IDENTITY_DATABASE_URL: databaseUrl(`qs_identity_${suffix}`),
-      AUTH_DATABASE_URL: databaseUrl(`qs_auth_${suffix}`),
-      PLATFORM_DATABASE_URL: databaseUrl(`qs_platform_${suffix}`),
-      NATS_URL: nats.url,
-      LOCAL_DATA_DIR: dataDir,
-      LOG_LEVEL: 'info',
-      HEALTH_PROBE_INTERVAL_MS: '250',
-    };
-    // Unset: up.mjs then starts its own object store and mail catcher (on LOCAL_S3_PORT / LOCAL_SMTP_PORT).
-    delete env.S3_ENDPOINT;
-    delete env.SMTP_URL;
-    delete env.PUBLIC_URL;
+    ports = await sparePorts();
+    // Unset S3_ENDPOINT / SMTP_URL: up.mjs then starts its own object store and mail catcher.
+    env = upEnvironment({ ports, databasePrefix: `qs_${suffix}`, natsUrl: nats.url, dataDir });
     up = new Up(env);
   });
 

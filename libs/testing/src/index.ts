@@ -6,4 +6,5 @@ export * from './ports';
 export * from './smtp-catcher';
 export * from './stack';
 export * from './tcp-proxy';
+export * from './up';
 export * from './wait';
