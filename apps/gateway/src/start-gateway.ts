@@ -7,7 +7,10 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 
 import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
+import { clientError, frameworkError } from './http/framework-errors';
 import { RouteTable } from './http/route-table';
+import { buildOpenApiDocument } from './openapi/openapi-document';
+import { serveApiDocs } from './openapi/serve-api-docs';
 import { RateLimitHook } from './rate-limits/rate-limit.hook';
 
 /** Contract §1: bodies over 64 KiB are refused with 413. */
@@ -32,6 +35,9 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     trustProxy: trustedProxies(config.TRUSTED_PROXIES),
     genReqId: (request: IncomingMessage) => acceptRequestId(request.headers['x-request-id']),
     return503OnClosing: true,
+    // Requests Fastify or Node refuse before any route runs are problem documents too (contract §1).
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   });
   const fastify = adapter.getInstance();
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
@@ -52,6 +58,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const rateLimits = app.get(RateLimitHook);
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
   app.enableShutdownHooks();
+  // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
+  serveApiDocs(app, buildOpenApiDocument(app));
   await app.listen(config.GATEWAY_PORT, config.BIND_HOST);
 
   @Module({ imports: [OpsModule.forRoot({ registry })] })

@@ -30,11 +30,13 @@ export const OAuthErrors = {
   /** A required parameter is missing (or a grant's parameters do not fit together). */
   invalidRequest: (description: string) => oauthError('invalid_request', 'invalid_request', description),
 
+  /** Echoes at most 64 characters of what was sent: the detail travels in gRPC metadata. */
   unsupportedGrantType: (grantType: string) =>
     oauthError(
       'unsupported_grant_type',
       'unsupported_grant_type',
-      `The grant type "${grantType}" is not supported; use password, client_credentials or refresh_token.`,
+      `The grant type "${grantType.length > 64 ? `${grantType.slice(0, 64)}…` : grantType}" is not supported; ` +
+        'use password, client_credentials or refresh_token.',
     ),
 
   invalidScope: (description: string) => oauthError('invalid_scope', 'invalid_scope', description),

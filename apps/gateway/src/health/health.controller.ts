@@ -2,11 +2,14 @@ import { performance } from 'node:perf_hooks';
 
 import { DomainError } from '@acct/problem';
 import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
 import { PlatformBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig, SERVICE_VERSION } from '../config';
+import { ApiJsonResponse, header } from '../openapi/api.decorators';
+import { healthReport } from '../openapi/resource-schemas';
 
 /** Time the gateway waits for the platform's health answer: a probe must never hang. */
 const HEALTH_DEADLINE_MS = 1000;
@@ -26,6 +29,7 @@ export interface HealthReport {
  * background probes; the gateway adds its own call to the platform as the `platform` component. A
  * `down` report is sent with 503 and the report itself as the body, so probes and people see why.
  */
+@ApiTags('system')
 @Controller('v2/system')
 export class HealthController {
   constructor(
@@ -35,6 +39,16 @@ export class HealthController {
 
   @Get('health')
   @Public()
+  @ApiOperation({ operationId: 'getHealth', summary: 'Health of the service and its dependencies (no token)' })
+  @ApiJsonResponse(200, '`healthy`, or `degraded` (cache, object storage or message bus failing).', healthReport, {
+    'Cache-Control': header('`no-store`'),
+  })
+  @ApiJsonResponse(
+    503,
+    '`down`: the database or a backend service is unreachable. The report itself is the body (application/json, not problem+json).',
+    healthReport,
+    { 'Cache-Control': header('`no-store`') },
+  )
   async health(@Res() reply: FastifyReply) {
     const report = await this.report();
     return reply

@@ -1,4 +1,5 @@
 import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 
 import { RequireScope } from '../auth/access.decorators';
@@ -6,14 +7,20 @@ import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { AuthBackend } from '../backends/backends.module';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
+import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 
 const enrollBody = z.object({}).strict();
 const confirmBody = z.object({ code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict();
+const enrolment = z
+  .object({ secret: z.string().min(16), otpauth_uri: z.string().startsWith('otpauth://totp/') })
+  .strict();
+const confirmation = z.object({ enabled: z.literal(true), confirmed_at: z.iso.datetime() }).strict();
 
 /**
  * Two-step verification of the signed-in user (contract §4): TOTP enrolment and confirmation. The
  * user is the token's subject; auth owns the secrets and every rule. Same scope as `/v2/users/me`.
  */
+@ApiTags('users')
 @Controller('v2/users/me/mfa/totp')
 export class MfaController {
   constructor(private readonly auth: AuthBackend) {}
@@ -23,6 +30,24 @@ export class MfaController {
   @HttpCode(201)
   @Header('Cache-Control', 'no-store')
   @RequireScope('users:read')
+  @ApiOperation({
+    operationId: 'enrollTotp',
+    summary: 'Start two-step verification: a new TOTP secret for the signed-in user',
+    description: 'Replaces a secret not yet confirmed. Users only (a client token is 403 `forbidden`).',
+  })
+  @ApiJsonBody(enrollBody, { name: 'TotpEnrolmentRequest', required: false })
+  @ApiJsonResponse(201, 'The base32 secret and its `otpauth://` URI (for a QR code).', enrolment, {
+    'Cache-Control': header('`no-store`'),
+  })
+  @ApiProblems(
+    'malformed_body',
+    'validation_failed',
+    'forbidden',
+    'mfa_already_enabled',
+    'payload_too_large',
+    'unsupported_media_type',
+    'service_unavailable',
+  )
   async enroll(@Req() request: AuthenticatedRequest): Promise<{ secret: string; otpauth_uri: string }> {
     if (request.body !== undefined) parseOrFail(enrollBody, jsonObjectBody(request));
     const enrolled = await this.auth.call('enrollTotp', {}, { accessToken: request.accessToken });
@@ -33,6 +58,24 @@ export class MfaController {
   @Post('confirm')
   @HttpCode(200)
   @RequireScope('users:read')
+  @ApiOperation({
+    operationId: 'confirmTotp',
+    summary: 'Turn two-step verification on with a code of the new secret',
+    description: 'From then on a password login needs `mfa_code` (403 `mfa_required` without it).',
+  })
+  @ApiJsonBody(confirmBody, { name: 'TotpConfirmationRequest' })
+  @ApiJsonResponse(200, 'Two-step verification is on.', confirmation)
+  @ApiProblems(
+    'malformed_body',
+    'validation_failed',
+    'invalid_mfa_code',
+    'forbidden',
+    'mfa_already_enabled',
+    'mfa_not_enrolled',
+    'payload_too_large',
+    'unsupported_media_type',
+    'service_unavailable',
+  )
   async confirm(@Req() request: AuthenticatedRequest): Promise<{ enabled: boolean; confirmed_at: string }> {
     const { code } = parseOrFail(confirmBody, jsonObjectBody(request));
     const confirmed = await this.auth.call('confirmTotp', { code }, { accessToken: request.accessToken });

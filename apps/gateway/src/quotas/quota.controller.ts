@@ -1,8 +1,11 @@
 import { Controller, Get, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 
 import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { PlatformBackend } from '../backends/backends.module';
+import { ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
+import { QUOTA_DIMENSIONS, quotaReport } from '../openapi/resource-schemas';
 
 /** Interface §2.5. */
 export interface QuotaResource {
@@ -13,6 +16,7 @@ export interface QuotaResource {
   unit: string;
 }
 
+@ApiTags('system')
 @Controller('v2/system')
 export class QuotaController {
   constructor(private readonly platform: PlatformBackend) {}
@@ -20,6 +24,10 @@ export class QuotaController {
   /** The caller's org's quotas and usage, optionally one dimension (interface §4.5). */
   @Get('quota')
   @RequireScope('system:read')
+  @ApiOperation({ operationId: 'getQuota', summary: "The caller's org's quota limits and current usage" })
+  @ApiQuery({ name: 'dimension', required: false, enum: QUOTA_DIMENSIONS, description: 'Only this dimension.' })
+  @ApiJsonResponse(200, "The quotas of the caller's org.", quotaReport)
+  @ApiProblems('validation_failed', 'service_unavailable')
   async quota(
     @Req() request: AuthenticatedRequest,
     @Query('dimension') dimension: unknown,

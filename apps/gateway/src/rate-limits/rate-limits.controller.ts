@@ -1,8 +1,11 @@
 import { RATE_LIMIT_NOTICE } from '@acct/limits';
 import { Controller, Get, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 
 import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
+import { ApiJsonResponse } from '../openapi/api.decorators';
+import { rateLimitTiers } from '../openapi/resource-schemas';
 import { TierCache } from './tier-cache';
 
 /** Interface §2.4. */
@@ -13,6 +16,7 @@ export interface TierResource {
   scope: string;
 }
 
+@ApiTags('system')
 @Controller('v2/system')
 export class RateLimitsController {
   constructor(private readonly tiers: TierCache) {}
@@ -20,6 +24,12 @@ export class RateLimitsController {
   /** The caller's org's tiers: exactly the ones the gateway enforces for it (interface §4.4). */
   @Get('rate-limits')
   @RequireScope('system:read')
+  @ApiOperation({
+    operationId: 'getRateLimits',
+    summary: "The caller's org's rate-limit tier per endpoint group",
+    description: 'Exactly the tiers the gateway enforces; while the platform is unreachable, the last known ones.',
+  })
+  @ApiJsonResponse(200, 'The tiers and a notice on 429 / Retry-After.', rateLimitTiers)
   async rateLimits(@Req() request: AuthenticatedRequest): Promise<{ tiers: TierResource[]; notice: string }> {
     const tiers = await this.tiers.tiersOf(request.caller.orgId);
     return {

@@ -15,6 +15,13 @@ const FIELDS = [
 ] as const;
 export type TokenParameters = Record<(typeof FIELDS)[number], string>;
 
+/**
+ * No parameter of a real token request comes near this (passwords are at most 128 characters, tokens
+ * and secrets about 43); longer ones are refused here, before they reach the auth service, whose
+ * errors may quote them and travel back in gRPC metadata (8 KiB at most).
+ */
+export const MAX_PARAMETER_LENGTH = 1024;
+
 /** An RFC 6749 §5.2 error: the OAuth `error` member beside the problem members. */
 export const oauthError = (code: 'invalid_request' | 'invalid_client', description: string) =>
   new DomainError(code, description, { extensions: { error: code, error_description: description } });
@@ -37,6 +44,9 @@ export function tokenParameters(request: FastifyRequest): TokenParameters {
     if (value !== undefined && typeof value !== 'string') {
       throw oauthError('invalid_request', `${field} must be given once, as a string.`);
     }
+    if (typeof value === 'string' && value.length > MAX_PARAMETER_LENGTH) {
+      throw oauthError('invalid_request', `${field} must be at most ${MAX_PARAMETER_LENGTH} characters.`);
+    }
     parameters[field] = value ?? '';
   }
   parameters.grant_type ||= 'password';
@@ -47,6 +57,9 @@ export function tokenParameters(request: FastifyRequest): TokenParameters {
     }
     if (parameters.client_id && parameters.client_id !== basic.id) {
       throw oauthError('invalid_request', 'client_id differs from the HTTP Basic user.');
+    }
+    if (basic.id.length > MAX_PARAMETER_LENGTH || basic.secret.length > MAX_PARAMETER_LENGTH) {
+      throw oauthError('invalid_client', 'The HTTP Basic credentials are malformed.');
     }
     parameters.client_id = basic.id;
     parameters.client_secret = basic.secret;

@@ -1,9 +1,13 @@
 import { toJwks } from '@acct/grpc';
 import { Controller, Get, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
 import { AuthBackend } from '../backends/backends.module';
+import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
+import { jsonWebKeySet, tokenSet } from '../openapi/resource-schemas';
+import { tokenRequest } from '../openapi/token-request.schema';
 import { tokenParameters } from './token-request';
 
 /** Interface §2.2. */
@@ -17,6 +21,7 @@ export interface TokenSet {
 
 const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? '';
 
+@ApiTags('tokens')
 @Controller('v2/auth')
 export class TokenController {
   constructor(private readonly auth: AuthBackend) {}
@@ -25,6 +30,34 @@ export class TokenController {
   @Post('token')
   @Public()
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'issueToken',
+    summary: 'Issue an access token (password, client_credentials or refresh_token grant)',
+    description:
+      'The only unauthenticated write. JSON or form-encoded; client credentials may come with HTTP Basic ' +
+      '(RFC 6749 §2.3.1). Rate limited per IP (`auth` group); 5 failed logins for a (username, IP) pair ' +
+      'lock it for 15 minutes (429 `login_locked`); an account with two-step verification needs `mfa_code` ' +
+      '(403 `mfa_required`). Errors also carry RFC 6749 `error` and `error_description`.',
+  })
+  @ApiHeader({ name: 'X-Device-Id', required: false, description: 'Device fingerprint, recorded in the login audit.' })
+  @ApiJsonBody(tokenRequest, { formEncoded: true })
+  @ApiJsonResponse(200, 'The token set.', tokenSet, {
+    'Cache-Control': header('`no-store` (RFC 6749 §5.1)'),
+  })
+  @ApiProblems(
+    'malformed_body',
+    'invalid_request',
+    'unsupported_grant_type',
+    'invalid_scope',
+    'invalid_grant',
+    'account_not_active',
+    'invalid_client',
+    'mfa_required',
+    'payload_too_large',
+    'unsupported_media_type',
+    'login_locked',
+    'service_unavailable',
+  )
   async token(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<TokenSet> {
     const parameters = tokenParameters(request);
     const issued = await this.auth.call('issueToken', {
@@ -53,6 +86,11 @@ export class TokenController {
   /** The public keys that verify access tokens (RFC 7517). */
   @Get('jwks')
   @Public()
+  @ApiOperation({ operationId: 'getJwks', summary: 'The public keys that verify access tokens (JWKS)' })
+  @ApiJsonResponse(200, 'The current signing keys and those of tokens still valid.', jsonWebKeySet, {
+    'Cache-Control': header('`public, max-age=60`'),
+  })
+  @ApiProblems('service_unavailable')
   @Header('Cache-Control', 'public, max-age=60')
   async jwks() {
     return toJwks(await this.auth.call('getJwks', {}));

@@ -1,5 +1,6 @@
 import { DomainError } from '@acct/problem';
 import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 
@@ -8,6 +9,8 @@ import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { IdentityBackend } from '../backends/backends.module';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
+import { ApiJsonBody, ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
+import { emptyObject, oneTimeToken, userResource } from '../openapi/resource-schemas';
 import { toUserResource, UserResource } from './user.resource';
 
 const setPasswordBody = z.object({ password: z.string() }).strict();
@@ -16,6 +19,7 @@ const resetPasswordBody = z.object({ send_email: z.boolean().optional() }).stric
 const OPAQUE_BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/;
 
 /** Activation and password reset (contract §3). */
+@ApiTags('users')
 @Controller('v2/users')
 export class PasswordController {
   constructor(private readonly identity: IdentityBackend) {}
@@ -28,6 +32,24 @@ export class PasswordController {
   @Post('me/password')
   @Public()
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'setPassword',
+    summary: 'Set the password with the one-time token; a pending user becomes active',
+    description:
+      'The bearer credential is the one-time `password:set` token from the activation e-mail or the reset ' +
+      'operation (not an access token); it is consumed, a second use is 401. The page `GET /activate` does this in a browser.',
+  })
+  @ApiSecurity('oneTimeToken')
+  @ApiJsonBody(setPasswordBody, { name: 'SetPasswordRequest' })
+  @ApiJsonResponse(200, 'The user, now `active`.', userResource)
+  @ApiProblems(
+    'malformed_body',
+    'validation_failed',
+    'unauthenticated',
+    'payload_too_large',
+    'unsupported_media_type',
+    'service_unavailable',
+  )
   async setPassword(@Req() request: FastifyRequest): Promise<UserResource> {
     const token = OPAQUE_BEARER.exec(request.headers.authorization ?? '')?.[1];
     if (!token) {
@@ -44,6 +66,22 @@ export class PasswordController {
   @Post(':id/reset-password')
   @HttpCode(200)
   @RequireScope('users:write')
+  @ApiOperation({
+    operationId: 'resetPassword',
+    summary: 'Start a password reset (or get the activation token of a user created without e-mail)',
+  })
+  @ApiJsonBody(resetPasswordBody, { name: 'ResetPasswordRequest', required: false })
+  @ApiJsonResponse(200, '`send_email: false`: the one-time token, for the caller to deliver.', oneTimeToken)
+  @ApiJsonResponse(202, '`send_email: true` (default): an e-mail with the link is on its way.', emptyObject)
+  @ApiProblems(
+    'malformed_body',
+    'validation_failed',
+    'forbidden',
+    'not_found',
+    'payload_too_large',
+    'unsupported_media_type',
+    'service_unavailable',
+  )
   async resetPassword(
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+
+import { DomainError, PROBLEM_CONTENT_TYPE, toProblemDocument } from '@acct/problem';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+import { sendProblem } from './problem';
+
+/**
+ * Fastify answers a few requests before any route, hook or filter runs: a path that is not valid
+ * percent-encoding and a path parameter longer than the router keeps. Both name no resource, so they
+ * are `404 not_found` problem documents like any other unknown path (contract §1).
+ */
+export function frameworkError(_error: Error, request: FastifyRequest, reply: FastifyReply): void {
+  void reply.header('X-Request-Id', request.id);
+  void sendProblem(request, reply, new DomainError('not_found', 'No resource at this path.'));
+}
+
+/**
+ * Node's HTTP parser refuses requests that are not HTTP/1.1 at all (control characters in a header,
+ * a bad request line, conflicting Content-Length and Transfer-Encoding, headers over the size limit,
+ * a request too slow to arrive). There is no request object to hand to Nest, so the problem document
+ * is written to the socket directly, which is then closed, as Node does.
+ */
+export function clientError(error: Error & { code?: string }, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const problem = problemOfClientError(error.code);
+  if (socket.writable) {
+    const requestId = randomUUID();
+    const body = JSON.stringify(toProblemDocument(problem, requestId));
+    socket.write(
+      [
+        `HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status] ?? 'Bad Request'}`,
+        `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        'Cache-Control: no-store',
+        `X-Request-Id: ${requestId}`,
+        'Connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    );
+  }
+  socket.destroy(error);
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+export function problemOfClientError(code: string | undefined): DomainError {
+  switch (code ?? '') {
+    case 'HPE_HEADER_OVERFLOW':
+      return new DomainError('invalid_request', 'The request headers are too large.', { status: 431 });
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new DomainError('invalid_request', 'The request did not arrive in time.', { status: 408 });
+    default:
+      return new DomainError('invalid_request', 'The request is not valid HTTP/1.1.');
+  }
+}

@@ -1,0 +1,231 @@
+import { DomainError, toProblemDocument } from '@acct/problem';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { Registry } from 'prom-client';
+
+import { loadGatewayConfig } from '../config';
+import { GatewayModule } from '../gateway.module';
+import { RouteTable } from '../http/route-table';
+import { buildOpenApiDocument, toOpenApi31 } from './openapi-document';
+
+type Json = Record<string, unknown>;
+
+/** Every object in the document with its JSON pointer. */
+function* walk(value: unknown, pointer = ''): Generator<[string, Json]> {
+  if (typeof value !== 'object' || value === null) return;
+  if (!Array.isArray(value)) yield [pointer, value as Json];
+  for (const [key, child] of Object.entries(value)) {
+    yield* walk(child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  }
+}
+
+const resolve = (document: unknown, ref: string): unknown =>
+  ref
+    .slice(2)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((node, key) => (node as Json | undefined)?.[key], document);
+
+/** The schemas the document holds: components, bodies, parameters, headers and responses. */
+function* schemasOf(document: OpenAPIObject): Generator<[string, Json]> {
+  for (const [pointer, node] of walk(document)) {
+    if (
+      /\/components\/schemas\/[^/]+$/.test(pointer) ||
+      (/\/schema$/.test(pointer) && !pointer.includes('/schemas/'))
+    ) {
+      yield [pointer, node];
+    }
+  }
+}
+
+const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+describe('the OpenAPI document', () => {
+  let app: NestFastifyApplication;
+  let document: OpenAPIObject;
+  const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+
+  beforeAll(async () => {
+    // The real gateway module, so every controller it has is in the document; nothing is started.
+    app = await NestFactory.create<NestFastifyApplication>(
+      GatewayModule.forRoot(loadGatewayConfig({}), new RouteTable(), new Registry()),
+      new FastifyAdapter(),
+      { logger: false },
+    );
+    document = JSON.parse(JSON.stringify(buildOpenApiDocument(app))) as OpenAPIObject;
+    ajv.addSchema(document, 'openapi.json');
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const operations = () =>
+    Object.entries(document.paths).flatMap(([path, item]) =>
+      OPERATION_METHODS.filter((method) => (item as Json)[method]).map((method) => ({
+        path,
+        method,
+        operation: (item as Json)[method] as Json & { responses: Record<string, Json> },
+      })),
+    );
+
+  it('is OpenAPI 3.1 with an info object and only the /v2 API', () => {
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(document.info).toMatchObject({
+      title: expect.any(String),
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+    });
+    expect(Object.keys(document.paths).length).toBeGreaterThan(0);
+    for (const path of Object.keys(document.paths)) expect(path).toMatch(/^\/v2\//);
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining([
+        '/v2/auth/token',
+        '/v2/auth/jwks',
+        '/v2/users',
+        '/v2/users/me',
+        '/v2/users/{id}',
+        '/v2/users/me/password',
+        '/v2/users/{id}/reset-password',
+        '/v2/system/health',
+        '/v2/system/rate-limits',
+        '/v2/system/quota',
+      ]),
+    );
+  });
+
+  it('gives every operation a unique id, responses with descriptions and a 2xx', () => {
+    const ids = operations().map(({ operation }) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { operation, path, method } of operations()) {
+      expect({ path, method, id: typeof operation.operationId }).toEqual({ path, method, id: 'string' });
+      const statuses = Object.keys(operation.responses);
+      expect(statuses.some((status) => status.startsWith('2'))).toBe(true);
+      for (const [status, response] of Object.entries(operation.responses)) {
+        expect(status).toMatch(/^[1-5]\d\d$/);
+        expect(typeof response.description).toBe('string');
+      }
+    }
+  });
+
+  it('names a path parameter for every template segment', () => {
+    for (const { path, operation } of operations()) {
+      const templated = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort();
+      const parameters = ((operation.parameters ?? []) as Json[])
+        .filter((parameter) => parameter.in === 'path')
+        .map((parameter) => parameter.name)
+        .sort();
+      expect({ path, parameters }).toEqual({ path, parameters: templated });
+    }
+  });
+
+  it('resolves every $ref inside the document', () => {
+    for (const [pointer, node] of walk(document)) {
+      if (typeof node.$ref === 'string') {
+        expect({ pointer, ref: node.$ref, found: resolve(document, node.$ref) !== undefined }).toEqual({
+          pointer,
+          ref: node.$ref,
+          found: true,
+        });
+      }
+    }
+  });
+
+  it('holds only valid JSON Schema 2020-12 schemas, without OpenAPI 3.0 idioms', () => {
+    let count = 0;
+    for (const [pointer, schema] of schemasOf(document)) {
+      count += 1;
+      const valid = ajv.validateSchema(schema);
+      expect({ pointer, errors: valid ? null : ajv.errors }).toEqual({ pointer, errors: null });
+    }
+    expect(count).toBeGreaterThan(20);
+    for (const [pointer, node] of walk(document)) {
+      expect({ pointer, nullable: node.nullable }).toEqual({ pointer, nullable: undefined });
+      expect({ pointer, bound: typeof node.exclusiveMinimum }).not.toEqual({ pointer, bound: 'boolean' });
+    }
+  });
+
+  it('documents security with schemes that exist, scopes on protected routes, none on public ones', () => {
+    const schemes = Object.keys(document.components?.securitySchemes ?? {});
+    const security = Object.fromEntries(
+      operations().map(({ operation }) => [operation.operationId, operation.security]),
+    );
+    for (const requirement of Object.values(security).flat() as Json[]) {
+      for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
+    }
+    expect(security).toMatchObject({
+      createUser: [{ accessToken: ['users:write'] }],
+      getUser: [{ accessToken: ['users:read'] }],
+      getQuota: [{ accessToken: ['system:read'] }],
+      issueToken: [],
+      getHealth: [],
+      setPassword: [{ oneTimeToken: [] }],
+    });
+    expect(document.components?.securitySchemes?.accessToken).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
+  });
+
+  it('documents 429 with Retry-After and the rate-limit headers on every answer', () => {
+    for (const { operation } of operations()) {
+      expect(operation.responses['429']?.headers).toHaveProperty('Retry-After');
+      for (const response of Object.values(operation.responses)) {
+        expect(Object.keys(response.headers as Json)).toEqual(
+          expect.arrayContaining(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+        );
+      }
+    }
+  });
+
+  it('documents both bodies of the token endpoint and the problem answers it gives', () => {
+    const token = (document.paths['/v2/auth/token'] as Json).post as Json & { responses: Record<string, Json> };
+    expect(Object.keys((token.requestBody as Json).content as Json).sort()).toEqual([
+      'application/json',
+      'application/x-www-form-urlencoded',
+    ]);
+    expect(token.responses['401'].content).toHaveProperty(['application/problem+json']);
+    const validate = ajv.compile({
+      $ref: 'openapi.json#/paths/~1v2~1auth~1token/post/responses/400/content/application~1problem+json/schema',
+    });
+    const invalidGrant = new DomainError('invalid_grant', 'The credentials are invalid.', {
+      extensions: { error: 'invalid_grant', error_description: 'The credentials are invalid.' },
+    });
+    expect(validate(toProblemDocument(invalidGrant, 'req-1'))).toBe(true);
+    expect(validate(toProblemDocument(new DomainError('email_taken', 'taken', { status: 400 }), 'req-1'))).toBe(false);
+  });
+
+  it('describes problem documents exactly as libs/problem builds them', () => {
+    const validate = ajv.compile({ $ref: 'openapi.json#/components/schemas/Problem' });
+    const withErrors = new DomainError('validation_failed', 'The request has invalid fields.', {
+      errors: [{ field: 'profile.timezone', message: 'must be an IANA time zone' }],
+    });
+    expect(validate(toProblemDocument(withErrors, 'req-1'))).toBe(true);
+    expect(validate({ ...toProblemDocument(withErrors, 'req-1'), code: 'no_such_code' })).toBe(false);
+  });
+});
+
+describe('toOpenApi31', () => {
+  it('rewrites OpenAPI 3.0 nullable and boolean bounds as JSON Schema 2020-12', () => {
+    expect(
+      toOpenApi31({
+        type: 'object',
+        properties: {
+          nullable: { type: 'string', nullable: true },
+          count: { type: 'integer', minimum: 0, exclusiveMinimum: true },
+          user: { $ref: '#/components/schemas/User', nullable: true },
+        },
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        nullable: { type: ['string', 'null'] },
+        count: { type: 'integer', exclusiveMinimum: 0 },
+        user: { anyOf: [{ $ref: '#/components/schemas/User' }, { type: 'null' }] },
+      },
+    });
+  });
+});

@@ -1,0 +1,268 @@
+import './resource-schemas';
+
+import { ERROR_STATUS, ErrorCode, PROBLEM_CONTENT_TYPE, TITLES } from '@acct/problem';
+import { INestApplication, RequestMethod, Type } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer, Reflector } from '@nestjs/core';
+import {
+  DocumentBuilder,
+  HeaderObject,
+  OpenAPIObject,
+  OperationObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
+
+import { PUBLIC_ROUTE, REQUIRED_SCOPE } from '../auth/access.decorators';
+import { SERVICE_VERSION } from '../config';
+import { PROBLEM_CODES } from './api.decorators';
+import { componentSchemas, schemaRef } from './api-schemas';
+
+export const OPENAPI_VERSION = '3.1.0';
+export const ACCESS_TOKEN = 'accessToken';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
+
+/** Headers on every answer of the gateway (contract §1, §2), in `components.headers`. */
+const COMMON_HEADERS: Record<string, HeaderObject> = {
+  'X-Request-Id': {
+    description: "The request's id: the client's own when it sent a sane one, else generated. Also in the logs.",
+    required: true,
+    schema: { type: 'string', minLength: 1 },
+  },
+  'X-RateLimit-Limit': {
+    description: "Capacity of the request's endpoint-group bucket (floor of rate per second × burst).",
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Whole requests left in the bucket after this one.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Unix time (seconds) at which the bucket is full again.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Policy': {
+    description: 'draft-ietf-httpapi-ratelimit-headers: `"<group>";q=<capacity>;w=<seconds to refill>`.',
+    required: true,
+    schema: { type: 'string', pattern: '^"[a-z.]+";q=\\d+;w=\\d+$' },
+  },
+  RateLimit: {
+    description: 'draft-ietf-httpapi-ratelimit-headers: `"<group>";r=<remaining>;t=<seconds until a token>`.',
+    required: true,
+    schema: { type: 'string', pattern: '^"[a-z.]+";r=\\d+;t=\\d+$' },
+  },
+};
+const RETRY_AFTER: HeaderObject = {
+  description: 'Seconds to wait before retrying (integer ≥ 1).',
+  required: true,
+  schema: { type: 'integer', minimum: 1 },
+};
+const WWW_AUTHENTICATE: HeaderObject = {
+  description: 'RFC 6750 challenge, e.g. `Bearer realm="account-platform", error="invalid_token"`.',
+  required: true,
+  schema: { type: 'string', pattern: '^Bearer ' },
+};
+const headerRef = (name: string): ReferenceObject => ({ $ref: `#/components/headers/${name}` });
+
+/**
+ * The OpenAPI 3.1 document of the public API (`/v2/**`), generated from the gateway's controllers:
+ * their routes and `@nestjs/swagger` decorators, the zod schemas behind `ApiJsonBody` /
+ * `ApiJsonResponse` / `ApiProblems`, and the access decorators (`@Public`, `@RequireScope`), which
+ * decide security and the 401/403 answers. Every operation also gets the rate-limit headers and 429.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion(OPENAPI_VERSION)
+    .setTitle('Account & platform service')
+    .setDescription(
+      'User accounts, OAuth-style tokens, health, rate-limit tiers and quotas. Every non-2xx answer is ' +
+        'RFC 9457 problem+json (`Problem`) with a stable `code`; every answer carries `X-Request-Id` and ' +
+        'the rate-limit headers. Human docs: `/docs`.',
+    )
+    .setVersion(SERVICE_VERSION)
+    .addSecurity(ACCESS_TOKEN, {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description:
+        'An access token from `POST /v2/auth/token` (RFC 9068 JWT, ES256, 2 hours). The operation lists ' +
+        'the scope it needs; without the token the answer is 401 `unauthenticated`, without the scope 403 ' +
+        '`insufficient_scope`.',
+    })
+    .addSecurity('oneTimeToken', {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'The one-time `password:set` token from the activation e-mail or the reset operation.',
+    })
+    .addTag('tokens', 'Token issuance and the keys that verify tokens')
+    .addTag('users', 'User accounts, activation and password reset')
+    .addTag('system', 'Health, rate-limit tiers and quotas')
+    .build();
+  const document = SwaggerModule.createDocument(app, config, {
+    operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
+  });
+  const access = accessByOperation(app);
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!path.startsWith('/v2/')) {
+      delete document.paths[path]; // pages such as /activate are not part of the API
+      continue;
+    }
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const routeAccess = access.get(`${method} ${path}`);
+      if (!routeAccess) throw new Error(`no controller route for ${method.toUpperCase()} ${path}`);
+      completeOperation(operation, routeAccess);
+    }
+  }
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, ...componentSchemas() },
+    headers: { ...COMMON_HEADERS, 'Retry-After': RETRY_AFTER, 'WWW-Authenticate': WWW_AUTHENTICATE },
+  };
+  return toOpenApi31(document) as OpenAPIObject;
+}
+
+interface Access {
+  isPublic: boolean;
+  scope?: string;
+}
+
+/** `@Public()` / `@RequireScope()` of every route, by `<method> <OpenAPI path>`. */
+function accessByOperation(app: INestApplication): Map<string, Access> {
+  const reflector = new Reflector();
+  const found = new Map<string, Access>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as Type | null;
+      if (!controller) continue;
+      const prefixes = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined].flat();
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[name];
+        if (typeof handler !== 'function' || name === 'constructor') continue;
+        const requestMethod = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+        if (requestMethod === undefined || paths === undefined) continue;
+        const targets = [handler, controller];
+        const entry: Access = {
+          isPublic: reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
+          scope: reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets),
+        };
+        for (const prefix of prefixes) {
+          for (const path of [paths].flat()) {
+            found.set(`${RequestMethod[requestMethod].toLowerCase()} ${openApiPath(prefix ?? '', path)}`, entry);
+          }
+        }
+      }
+    }
+  }
+  return found;
+}
+
+const openApiPath = (...parts: string[]) =>
+  `/${parts
+    .join('/')
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => segment.replace(/^:(\w+)$/, '{$1}'))
+    .join('/')}`;
+
+function completeOperation(operation: OperationObject, access: Access) {
+  const extensions = operation as unknown as Record<string, unknown>;
+  const codes = new Set<ErrorCode>(extensions[PROBLEM_CODES] as ErrorCode[] | undefined);
+  delete extensions[PROBLEM_CODES];
+  if (!access.isPublic) {
+    operation.security = [{ [ACCESS_TOKEN]: access.scope ? [access.scope] : [] }];
+    codes.add('unauthenticated');
+    if (access.scope) codes.add('insufficient_scope');
+  } else {
+    operation.security ??= [];
+  }
+  codes.add('rate_limited');
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  for (const [status, statusCodes] of byStatus) {
+    if (operation.responses[status]) throw new Error(`${operation.operationId}: ${status} is documented twice`);
+    operation.responses[status] = problemResponse(status, statusCodes);
+  }
+  for (const response of Object.values(operation.responses) as ResponseObject[]) {
+    response.headers = {
+      ...Object.fromEntries(Object.keys(COMMON_HEADERS).map((name) => [name, headerRef(name)])),
+      ...response.headers,
+    };
+  }
+  operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function problemResponse(status: number, codes: ErrorCode[]): ResponseObject {
+  const headers: Record<string, ReferenceObject> = {};
+  if (status === 429 || status === 503) headers['Retry-After'] = headerRef('Retry-After');
+  if (codes.every((code) => code === 'unauthenticated' || code === 'insufficient_scope')) {
+    headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
+  }
+  return {
+    description: codes.map((code) => `\`${code}\`: ${TITLES[code]}`).join('; '),
+    headers,
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: {
+          allOf: [schemaRef('Problem')],
+          properties: { status: { const: status }, code: { enum: codes } },
+        } as SchemaObject,
+      },
+    },
+  };
+}
+
+/**
+ * @nestjs/swagger writes some OpenAPI 3.0 idioms even when told 3.1; rewrites them as JSON Schema
+ * 2020-12: `nullable: true` becomes a `"null"` type, boolean exclusive bounds become numbers.
+ */
+export function toOpenApi31(value: unknown, isMap = false): unknown {
+  if (Array.isArray(value)) return value.map((item) => toOpenApi31(item));
+  if (typeof value !== 'object' || value === null) return value;
+  if (isMap) {
+    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, toOpenApi31(child)]));
+  }
+  const { nullable, exclusiveMinimum, exclusiveMaximum, ...rest } = value as Record<string, unknown>;
+  const result: Record<string, unknown> = Object.fromEntries(
+    Object.entries(rest).map(([key, child]) => [key, toOpenApi31(child, MAPS.has(key))]),
+  );
+  if (nullable === true) {
+    if (typeof result.type === 'string') result.type = [result.type, 'null'];
+    else if (Array.isArray(result.type)) result.type = [...new Set([...(result.type as string[]), 'null'])];
+    else return { anyOf: [result, { type: 'null' }] };
+  }
+  if (typeof exclusiveMinimum === 'number') result.exclusiveMinimum = exclusiveMinimum;
+  else if (exclusiveMinimum === true && typeof result.minimum === 'number') {
+    result.exclusiveMinimum = result.minimum;
+    delete result.minimum;
+  }
+  if (typeof exclusiveMaximum === 'number') result.exclusiveMaximum = exclusiveMaximum;
+  else if (exclusiveMaximum === true && typeof result.maximum === 'number') {
+    result.exclusiveMaximum = result.maximum;
+    delete result.maximum;
+  }
+  return result;
+}
+
+/** Members whose value maps names to objects: a property named `nullable` is not the keyword. */
+const MAPS = new Set([
+  'paths',
+  'properties',
+  'patternProperties',
+  '$defs',
+  'schemas',
+  'headers',
+  'responses',
+  'content',
+  'securitySchemes',
+  'examples',
+  'dependentSchemas',
+]);

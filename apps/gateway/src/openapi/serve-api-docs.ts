@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { OpenAPIObject } from '@nestjs/swagger';
+
+export const OPENAPI_PATH = '/v2/openapi.json';
+export const DOCS_PATH = '/docs';
+
+/** Swagger UI's files, served from the installed `swagger-ui-dist` (no CDN: the UI works offline). */
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+const INIT_SCRIPT = `window.addEventListener('load', () => {
+  window.ui = SwaggerUIBundle({
+    url: '${OPENAPI_PATH}',
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    validatorUrl: null,
+    presets: [SwaggerUIBundle.presets.apis],
+  });
+});
+`;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Account & platform service API</title>
+<link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png">
+<link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
+<script src="${DOCS_PATH}/swagger-ui-init.js"></script>
+</body>
+</html>
+`;
+
+/** Same-origin only: the page, its scripts and the document it reads. */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * `GET /v2/openapi.json` (public, cacheable, with an ETag) and the human docs at `GET /docs` (Swagger
+ * UI). Plain Fastify routes: no token, but counted in the `default` rate-limit group like any other
+ * path, and other methods on them answer 405 problem+json through the route table.
+ */
+export function serveApiDocs(app: NestFastifyApplication, document: OpenAPIObject) {
+  const fastify = app.getHttpAdapter().getInstance();
+  const body = JSON.stringify(document);
+  const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
+
+  fastify.get(OPENAPI_PATH, (request, reply) => {
+    void reply.header('Cache-Control', 'public, max-age=300').header('ETag', etag);
+    if (request.headers['if-none-match'] === etag) return reply.status(304).send();
+    return reply.type('application/json; charset=utf-8').send(body);
+  });
+
+  fastify.get(DOCS_PATH, (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('Cache-Control', 'public, max-age=300')
+      .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+      .header('X-Content-Type-Options', 'nosniff')
+      .send(PAGE),
+  );
+  fastify.get(`${DOCS_PATH}/swagger-ui-init.js`, (_request, reply) =>
+    reply
+      .type('application/javascript; charset=utf-8')
+      .header('Cache-Control', 'public, max-age=300')
+      .send(INIT_SCRIPT),
+  );
+  const assetsDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+  for (const [file, contentType] of Object.entries(ASSETS)) {
+    const location = path.join(assetsDir, file);
+    fastify.get(`${DOCS_PATH}/${file}`, (_request, reply) =>
+      reply
+        .type(contentType)
+        .header('Cache-Control', 'public, max-age=86400')
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(fs.createReadStream(location)),
+    );
+  }
+}

@@ -1,0 +1,925 @@
+import net from 'node:net';
+
+import { request, TestStack, waitFor } from '@acct/testing';
+import fc from 'fast-check';
+import pg from 'pg';
+
+interface Bootstrap {
+  org_id: string;
+  admin_user_id: string;
+  client_id: string;
+  client_secret: string | null;
+}
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+interface RawRequest {
+  method: string;
+  target: string;
+  headers?: Array<[string, string]>;
+  body?: string | Buffer;
+}
+
+/**
+ * Fixed by default so a run is repeatable; FUZZ_SEED / FUZZ_RUNS explore further. A failure names its
+ * seed (and fast-check's counterexample path) so it can be replayed.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? 20_261_122);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
+const BODY_LIMIT = 64 * 1024;
+const ADMIN_PASSWORD = 'fuzz-admin-pass-1';
+
+async function check<Ts extends [unknown, ...unknown[]]>(
+  property: fc.IAsyncPropertyWithHooks<Ts>,
+  runs = RUNS,
+): Promise<void> {
+  try {
+    // No shrinking: each run is real HTTP against real processes; the counterexample is printed as is.
+    await fc.assert(property, { seed: SEED, numRuns: runs, endOnFailure: true });
+  } catch (error) {
+    const { message, cause } = error as Error;
+    const why = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : '';
+    // Long runs of one character (huge generated strings) are shortened so the report stays readable.
+    const short = (text: string) => text.replace(/(.)\1{40,}/gsu, (run, char: string) => `${char}…×${run.length}`);
+    throw new Error(`fuzzing failed with FUZZ_SEED=${SEED} FUZZ_RUNS=${runs}\n${short(message)}\n${short(why)}`);
+  }
+}
+
+/**
+ * One HTTP/1.1 exchange over a raw socket, so request lines, header bytes and bodies reach the gateway
+ * exactly as generated (fetch would normalise paths and refuse odd header values).
+ */
+function raw(port: number, { method, target, headers = [], body }: RawRequest): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
+    const lines = [`${method} ${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close'];
+    for (const [name, value] of headers) lines.push(`${name}: ${value}`);
+    if (payload && !headers.some(([name]) => /^(content-length|transfer-encoding)$/i.test(name))) {
+      lines.push(`Content-Length: ${payload.length}`);
+    }
+    const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'utf8');
+    socket.setTimeout(30_000, () => socket.destroy(new Error(`no answer to ${method} ${target}`)));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let settled = false;
+    const finish = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      const answer = parseAnswer(Buffer.concat(chunks));
+      if (answer) resolve(answer);
+      else reject(error ?? new Error(`no HTTP answer to ${method} ${target.slice(0, 200)}`));
+    };
+    socket.on('end', () => finish());
+    socket.on('close', () => finish());
+    // The gateway may answer (413) and close before it read the whole body: the answer still counts.
+    socket.on('error', (error) => finish(error));
+    socket.write(payload ? Buffer.concat([head, payload]) : head);
+  });
+}
+
+function parseAnswer(data: Buffer): RawAnswer | undefined {
+  const end = data.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [statusLine, ...headerLines] = data.subarray(0, end).toString('latin1').split('\r\n');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
+  if (!status) return undefined;
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let body = data.subarray(end + 4);
+  if (/chunked/i.test(headers['transfer-encoding'] ?? '')) body = dechunk(body);
+  return { status, headers, body: body.toString('utf8') };
+}
+
+function dechunk(data: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let offset = 0;
+  while (offset < data.length) {
+    const lineEnd = data.indexOf('\r\n', offset);
+    if (lineEnd < 0) break;
+    const size = parseInt(data.subarray(offset, lineEnd).toString('latin1'), 16);
+    if (!size) break;
+    parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
+    offset = lineEnd + 2 + size + 2;
+  }
+  return Buffer.concat(parts);
+}
+
+/** Contract §1: never a 5xx here; every non-2xx is a problem document whose status is the HTTP status. */
+function expectWellFormed(answer: RawAnswer, sent: RawRequest) {
+  const context = `${sent.method} ${sent.target.slice(0, 300)} → ${answer.status} ${answer.body.slice(0, 500)}`;
+  if (answer.status >= 500) throw new Error(`5xx for ${context}`);
+  if (answer.status < 300) return;
+  if (sent.method === 'HEAD') return;
+  if (!/^application\/problem\+json/.test(answer.headers['content-type'] ?? '')) {
+    throw new Error(`not problem+json (${answer.headers['content-type']}) for ${context}`);
+  }
+  const problem = JSON.parse(answer.body) as Record<string, unknown>;
+  const valid =
+    typeof problem.type === 'string' &&
+    problem.type.startsWith('urn:account-platform:problem:') &&
+    typeof problem.title === 'string' &&
+    problem.title.length > 0 &&
+    problem.status === answer.status &&
+    typeof problem.code === 'string' &&
+    /^[a-z_]+$/.test(problem.code) &&
+    problem.type.endsWith(`:${problem.code}`) &&
+    typeof problem.detail === 'string' &&
+    typeof problem.request_id === 'string';
+  if (!valid) throw new Error(`not a valid problem document for ${context}`);
+  if (/at \w+ \(|\.ts:\d+|SELECT |prisma|127\.0\.0\.1:\d{4,5}/i.test(answer.body)) {
+    throw new Error(`internal details leaked for ${context}`);
+  }
+}
+
+// ---- generators ---------------------------------------------------------------------------------
+
+/** Strings that break naive code: lone surrogates, NUL, bidi overrides, combining marks, emoji, BOM. */
+const nastyString = fc.oneof(
+  fc.constantFrom(
+    '\uD800',
+    'a\uDC00b',
+    '\u0000',
+    'nul\u0000inside',
+    '\u202Egnp.exe',
+    '\u200F\u200E',
+    'e\u0301'.repeat(100),
+    'Z̤͔ͧ̑̓ä͖̭̈̇lͮ̒ͫǧ̗͚̚o̙̔ͮ̇͐̇',
+    '👩‍👩‍👧‍👦'.repeat(20),
+    '\uFEFF',
+    '\uFFFF\uFFFE',
+    '𝕬𝖉𝖆',
+    ' ',
+    '',
+    '\t\n\r',
+    '%00',
+    "'; DROP TABLE users; --",
+    '{{7*7}}',
+    '${jndi:ldap://x}',
+    '../../etc/passwd',
+    'x'.repeat(10_000),
+  ),
+  fc.string({ unit: 'binary', maxLength: 80 }),
+  fc.string({ unit: 'grapheme', maxLength: 80 }),
+);
+
+let emailCounter = 0;
+const uniqueEmail = () => `fuzz-${Date.now()}-${(emailCounter += 1)}@fuzz.test`;
+
+const nastyEmail = fc.oneof(
+  fc.constantFrom(
+    `${'a'.repeat(64)}@${'b'.repeat(185)}.test`,
+    `${'a'.repeat(300)}@x.io`,
+    `${'a'.repeat(65)}@x.io`,
+    'ünïcødé@exämple.test',
+    'a@b',
+    '@fuzz.test',
+    'a@@fuzz.test',
+    '"quoted local"@fuzz.test',
+    'a\u0000@fuzz.test',
+    'A@FUZZ.TEST\u202E',
+    ' admin@fuzz.test ',
+  ),
+  nastyString.map((text) => `${text}@fuzz.test`),
+);
+
+const anyValue: fc.Arbitrary<unknown> = fc.oneof(fc.jsonValue({ maxDepth: 3 }), nastyString, nastyEmail);
+
+type Mutation = (body: Record<string, unknown>) => string;
+
+/** A valid body, then up to three mutations: dropped, duplicated, retyped, unknown and huge fields. */
+function mutatedBody(valid: () => Record<string, unknown>): fc.Arbitrary<string> {
+  const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+    fc.constant<Mutation>((body) => JSON.stringify(body)),
+    fc.nat().map<Mutation>((index) => (body) => {
+      const keys = Object.keys(body);
+      const copy = { ...body };
+      delete copy[keys[index % keys.length]];
+      return JSON.stringify(copy);
+    }),
+    fc.tuple(fc.nat(), anyValue).map<Mutation>(([index, value]) => (body) => {
+      const keys = Object.keys(body);
+      return JSON.stringify({ ...body, [keys[index % keys.length]]: value });
+    }),
+    fc.tuple(fc.nat(), anyValue).map<Mutation>(([index, value]) => (body) => {
+      // The same key twice in the text: JSON.parse keeps the last one.
+      const keys = Object.keys(body);
+      const text = JSON.stringify(body);
+      return `${text.slice(0, -1)},${JSON.stringify(keys[index % keys.length])}:${JSON.stringify(value) ?? 'null'}}`;
+    }),
+    fc.tuple(fc.oneof(nastyString, fc.constantFrom('__proto__', 'constructor', 'prototype')), anyValue).map<Mutation>(
+      ([key, value]) =>
+        (body) =>
+          `${JSON.stringify(body).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}}`,
+    ),
+    fc.tuple(fc.nat(), fc.integer({ min: 1_000, max: BODY_LIMIT - 1_000 })).map<Mutation>(([index, size]) => (body) => {
+      const keys = Object.keys(body);
+      return JSON.stringify({ ...body, [keys[index % keys.length]]: 'x'.repeat(size) });
+    }),
+    fc.nat().map<Mutation>((cut) => (body) => {
+      const text = JSON.stringify(body);
+      return text.slice(0, cut % text.length);
+    }),
+    fc
+      .tuple(fc.nat(), fc.string({ unit: 'binary', minLength: 1, maxLength: 3 }))
+      .map<Mutation>(([at, noise]) => (body) => {
+        const text = JSON.stringify(body);
+        const index = at % text.length;
+        return text.slice(0, index) + noise + text.slice(index);
+      }),
+    fc.constant<Mutation>((body) => `\uFEFF${JSON.stringify(body)}`),
+    fc.constant<Mutation>((body) => `${JSON.stringify(body)} trailing`),
+    fc.constant<Mutation>((body) => JSON.stringify([body])),
+  );
+  return fc.array(mutation, { maxLength: 3 }).map((mutations) => {
+    let text = JSON.stringify(valid());
+    for (const mutate of mutations) {
+      try {
+        const parsed = JSON.parse(text) as unknown;
+        text =
+          typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+            ? mutate(parsed as Record<string, unknown>)
+            : text;
+      } catch {
+        // Already broken text stays broken.
+      }
+    }
+    return text;
+  });
+}
+
+const contentType = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('application/json') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'application/json; charset=latin1',
+      'APPLICATION/JSON',
+      'application/problem+json',
+      'application/json;;;',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'text/plain',
+      'text/html',
+      'application/xml',
+      '*/*',
+      'json',
+      '',
+      ' ',
+    ),
+  },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 40 }) },
+);
+
+/** Header values that still frame as one header line (no CR/LF): garbage, long, non-ASCII bytes. */
+const headerGarbage = fc
+  .oneof(
+    fc.string({ unit: 'grapheme-ascii', maxLength: 60 }),
+    fc.string({ unit: 'grapheme', maxLength: 30 }),
+    fc.constantFrom('', ' ', 'x'.repeat(6000), '\t', 'ünïcødé', '😀'),
+  )
+  .map((value) => value.replace(/[\r\n]/g, ''));
+
+const ipLike = fc.oneof(
+  fc.ipV4(),
+  fc.ipV6(),
+  fc.constantFrom('999.999.1.1', 'unknown', '::ffff:1.2.3.4', '1.2.3.4, garbage, ::1', '127.0.0.1', ',,,', ''),
+  headerGarbage,
+);
+
+/** Half the time the real credential, so requests get past authentication to the handlers. */
+const bearerLike = (valid: () => string) =>
+  fc.oneof(
+    { weight: 5, arbitrary: fc.constant(() => `Bearer ${valid()}`) },
+    headerGarbage.map((value) => () => `Bearer ${value}`),
+    headerGarbage.map((value) => () => value),
+    headerGarbage.map((value) => () => `Bearer ${valid()}${value}`),
+    fc.string({ maxLength: 40 }).map((value) => () => `Basic ${Buffer.from(value).toString('base64')}`),
+    fc.constant(() => `bearer ${valid().split('.').reverse().join('.')}`),
+  );
+
+/** Optional extra headers: Idempotency-Key, Accept, X-Request-Id, X-Device-Id garbage. */
+const extraHeaders = fc
+  .record(
+    {
+      'Idempotency-Key': headerGarbage,
+      Accept: fc.oneof(fc.constantFrom('application/json', 'text/html', '*/*', 'image/png;q=0'), headerGarbage),
+      'X-Request-Id': headerGarbage,
+      'X-Device-Id': headerGarbage,
+      'Accept-Encoding': fc.constantFrom('gzip', 'br', 'identity;q=0', 'x'),
+    },
+    { requiredKeys: [] },
+  )
+  .map((record) => Object.entries(record));
+
+/** Path segments that are not ids: traversal, encodings, unicode, very long. */
+const pathSegment = fc.oneof(
+  fc.uuid(),
+  fc.constantFrom(
+    'me',
+    '..',
+    '.',
+    '%2e%2e',
+    '..%2f..%2f',
+    '%2e%2e%2fsystem%2fquota',
+    '%00',
+    '%ff%fe',
+    '%E2%80%AE',
+    'me%2fpassword',
+    '00000000-0000-0000-0000-000000000000',
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    "1' OR '1'='1",
+    'a'.repeat(5000),
+    '%',
+    '%%',
+  ),
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).map(encodeURIComponent),
+  fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }).map((value) => value.replace(/[\s/?#]/g, '-')),
+);
+
+const queryString = fc.oneof(
+  fc.constant(''),
+  fc.constantFrom(
+    '?dimension=api',
+    '?dimension=',
+    '?dimension=API',
+    '?dimension=api&dimension=compute',
+    '?dimension[]=api',
+    '?dimension[a]=b',
+    '?dimension=%00',
+    '?dimension=%ff',
+    '?__proto__[x]=1',
+    '?constructor[prototype][x]=1',
+    '?token=',
+    `?token=${'a'.repeat(5000)}`,
+    '?&&&==&',
+    '?%',
+  ),
+  fc
+    .array(fc.tuple(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 20 })), { maxLength: 4 })
+    .map(
+      (pairs) => `?${pairs.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&')}`,
+    ),
+);
+
+// ---- the suite ----------------------------------------------------------------------------------
+
+/**
+ * Issue 6 item 3: hostile input against every public endpoint. No 5xx, every error a problem
+ * document, and nothing written by a rejected request.
+ */
+describe('fuzzing every public endpoint', () => {
+  let stack: TestStack;
+  let port: number;
+  let org: Bootstrap;
+  let adminToken: string;
+  let db: pg.Client;
+  let authDb: pg.Client;
+  /** The admin's own (password grant) token: the MFA routes act on a user. */
+  let userToken: string;
+  let address = 0;
+  /** Unauthenticated groups are counted per IP: each request gets its own trusted X-Forwarded-For. */
+  const clientIp = () => `10.${(address >> 16) & 255}.${(address >> 8) & 255}.${(address += 1) & 255}`;
+
+  const seen = new Map<string, number>();
+  const send = async (sent: RawRequest): Promise<RawAnswer> => {
+    const answer = await raw(port, sent);
+    const key = `${sent.method} ${sent.target.split('?')[0].slice(0, 30)} ${answer.status} ${/"code":"(\w+)"/.exec(answer.body)?.[1] ?? ''}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+    expectWellFormed(answer, sent);
+    return answer;
+  };
+
+  async function counts() {
+    const { rows } = await db.query<{ users: string; outbox: string; reset_tokens: string; keys: string }>(
+      `select (select count(*) from users) as users,
+              (select count(*) from outbox_events) as outbox,
+              (select count(*) from password_set_tokens) as reset_tokens,
+              (select count(*) from idempotency_keys) as keys`,
+    );
+    const row = rows[0];
+    return {
+      users: Number(row.users),
+      outbox: Number(row.outbox),
+      resetTokens: Number(row.reset_tokens),
+      keys: Number(row.keys),
+    };
+  }
+
+  async function orgUsers(): Promise<number> {
+    const { rows } = await db.query<{ count: string }>('select count(*) from users where org_id = $1', [org.org_id]);
+    return Number(rows[0].count);
+  }
+
+  async function usersQuotaUsed(): Promise<number> {
+    const { body } = await request<{ quotas: Array<{ name: string; used: number }> }>(stack.url('/v2/system/quota'), {
+      token: adminToken,
+    });
+    return body.quotas.find((quota) => quota.name === 'Users')?.used ?? -1;
+  }
+
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      apps: ['identity', 'auth', 'platform', 'gateway'],
+      env: { TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'warn' },
+    });
+    port = stack.ports.http;
+    org = stack.cli<Bootstrap>(
+      'bootstrap',
+      '--org',
+      'fuzz',
+      '--email',
+      'admin@fuzz.test',
+      '--password',
+      ADMIN_PASSWORD,
+    );
+    // The fuzzer's own token must not run out of its buckets (rate limits have their own tests).
+    for (const group of ['users.write', 'users.read', 'system.read']) {
+      stack.cli(
+        'set-rate-limit',
+        '--org-id',
+        org.org_id,
+        '--group',
+        group,
+        '--rate-per-minute',
+        '600000',
+        '--burst',
+        '10',
+        '--scope',
+        'per-token',
+      );
+    }
+    stack.cli('set-quota', '--org-id', org.org_id, '--dimension', 'api', '--name', 'Users', '--limit', '100000');
+    const issued = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret! },
+    });
+    expect(issued.status).toBe(200);
+    adminToken = issued.body.access_token;
+    const login = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'password', username: 'admin@fuzz.test', password: ADMIN_PASSWORD },
+      headers: { 'x-forwarded-for': clientIp() },
+    });
+    expect(login.status).toBe(200);
+    userToken = login.body.access_token;
+    db = new pg.Client({ connectionString: stack.env.IDENTITY_DATABASE_URL });
+    await db.connect();
+    authDb = new pg.Client({ connectionString: stack.env.AUTH_DATABASE_URL });
+    await authDb.connect();
+  });
+
+  afterAll(async () => {
+    if (process.env.FUZZ_STATS)
+      console.log(
+        [...seen]
+          .sort()
+          .map(([key, count]) => `${count}\t${key}`)
+          .join('\n'),
+      );
+    await db?.end();
+    await authDb?.end();
+    await stack?.close();
+  });
+
+  it('POST /v2/users: mutated bodies and headers create exactly the accepted users', async () => {
+    const before = await counts();
+    let created = 0;
+    await check(
+      fc.asyncProperty(
+        mutatedBody(() => ({
+          email: uniqueEmail(),
+          display_name: 'Fuzz',
+          send_activation: false,
+          roles: ['viewer'],
+          profile: { locale: 'en-GB', timezone: 'Europe/Berlin' },
+        })),
+        contentType,
+        bearerLike(() => adminToken),
+        extraHeaders,
+        async (body, type, authorization, headers) => {
+          const answer = await send({
+            method: 'POST',
+            target: '/v2/users',
+            headers: [
+              ['Content-Type', type],
+              ['Authorization', authorization()],
+              ['X-Forwarded-For', clientIp()],
+              ...headers,
+            ],
+            body,
+          });
+          if (answer.status === 201) created += 1;
+        },
+      ),
+      RUNS * 2,
+    );
+    const after = await counts();
+    expect(after.users - before.users).toBe(created);
+    // The generators reach the backend too, not only the gateway's validation.
+    if (RUNS >= 50) expect(created).toBeGreaterThan(0);
+  });
+
+  it('POST /v2/users: arbitrary JSON and wrong types are refused and write nothing', async () => {
+    // Users created by the previous test reach the platform's usage through events: let them land.
+    await waitFor('the Users quota to catch up', async () =>
+      (await usersQuotaUsed()) === (await orgUsers()) ? true : undefined,
+    );
+    const usedBefore = await usersQuotaUsed();
+    const before = await counts();
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.jsonValue().map((value) => JSON.stringify(value) ?? 'null'),
+          fc
+            .record({ email: anyValue, display_name: anyValue }, { requiredKeys: [] })
+            .map((value) => JSON.stringify(value)),
+          fc.string({ unit: 'binary', maxLength: 200 }),
+        ),
+        contentType,
+        async (body, type) => {
+          const answer = await send({
+            method: 'POST',
+            target: '/v2/users',
+            headers: [
+              ['Content-Type', type],
+              ['Authorization', `Bearer ${adminToken}`],
+              ['X-Forwarded-For', clientIp()],
+            ],
+            body,
+          });
+          expect(answer.status).not.toBe(201);
+        },
+      ),
+    );
+    expect(await counts()).toEqual(before);
+    expect(await usersQuotaUsed()).toBe(usedBefore);
+  });
+
+  it('POST bodies nested 10 000+ levels deep or over 64 KiB are refused cleanly', async () => {
+    const before = await counts();
+    const deepArray = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const deepObject = (depth: number, key = 'a') => `${`{"${key}":`.repeat(depth)}1${'}'.repeat(depth)}`;
+    const bodies: Array<{ body: Buffer; status: number }> = (<Array<{ body: string | Buffer; status: number }>>[
+      { body: deepArray(10_000), status: 400 },
+      { body: deepArray(30_000), status: 400 },
+      { body: `{"email":${deepArray(10_000)},"display_name":"x"}`, status: 400 },
+      { body: deepObject(5_000), status: 400 },
+      { body: deepObject(3_000, '__proto__'), status: 400 },
+      { body: deepObject(3_000, 'constructor'), status: 400 },
+      { body: `{"profile":${deepObject(5_000, 'locale')},"email":"a@b.co","display_name":"x"}`, status: 400 },
+      { body: JSON.stringify({ email: uniqueEmail(), display_name: 'x'.repeat(BODY_LIMIT + 1) }), status: 413 },
+      { body: JSON.stringify({ a: 'x'.repeat(4 * 1024 * 1024) }), status: 413 },
+      { body: JSON.stringify(Array.from({ length: 10_000 }, (_, index) => index)), status: 400 },
+      { body: Buffer.from([0xff, 0xfe, 0x7b, 0x7d]), status: 400 },
+      { body: Buffer.from('{"email":"\xff\xfe@a.co","display_name":"x"}', 'latin1'), status: 400 },
+    ]).map(({ body, status }) => ({ body: Buffer.isBuffer(body) ? body : Buffer.from(body), status }));
+    const targets = [
+      '/v2/users',
+      `/v2/users/${org.admin_user_id}/reset-password`,
+      '/v2/auth/token',
+      '/v2/users/me/password',
+    ];
+    for (const target of targets) {
+      for (const { body, status } of bodies) {
+        const answer = await send({
+          method: 'POST',
+          target,
+          headers: [
+            ['Content-Type', 'application/json'],
+            ['Authorization', `Bearer ${adminToken}`],
+            ['X-Forwarded-For', clientIp()],
+          ],
+          body,
+        });
+        // The token endpoint answers OAuth errors for bodies it can read; the one-time token route asks for its token.
+        if (target === '/v2/users/me/password' && status === 400) expect([400, 401]).toContain(answer.status);
+        else
+          expect({ target, body: body.subarray(0, 40).toString(), status: answer.status }).toEqual({
+            target,
+            body: body.subarray(0, 40).toString(),
+            status,
+          });
+      }
+      // A chunked body over the limit, without a Content-Length to check up front.
+      const chunk = 'x'.repeat(16 * 1024);
+      const chunked = `${Array.from({ length: 5 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('')}0\r\n\r\n`;
+      const answer = await send({
+        method: 'POST',
+        target,
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['Authorization', `Bearer ${adminToken}`],
+          ['Transfer-Encoding', 'chunked'],
+          ['X-Forwarded-For', clientIp()],
+        ],
+        body: chunked,
+      });
+      expect({ target, status: answer.status }).toEqual({ target, status: 413 });
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it('POST /v2/auth/token: mutated JSON and form bodies, Basic garbage, no refresh token or client written', async () => {
+    const authWrites = async () =>
+      (
+        await authDb.query<{ refresh: string; clients: string }>(
+          'select (select count(*) from refresh_tokens) as refresh, (select count(*) from clients) as clients',
+        )
+      ).rows[0];
+    const before = await authWrites();
+    let issued = 0;
+    const validBody = () => ({
+      grant_type: 'client_credentials',
+      client_id: org.client_id,
+      client_secret: org.client_secret!,
+    });
+    const passwordBody = () => ({ grant_type: 'password', username: uniqueEmail(), password: 'wrong-password-1' });
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          mutatedBody(validBody),
+          mutatedBody(passwordBody),
+          mutatedBody(() => ({ grant_type: 'refresh_token', refresh_token: 'x'.repeat(43) })),
+          fc
+            .dictionary(
+              fc.constantFrom('grant_type', 'username', 'password', 'scope', 'client_id', 'client_secret', 'x'),
+              nastyString,
+            )
+            .map((fields) => new URLSearchParams(fields).toString()),
+        ),
+        contentType,
+        fc.option(bearerLike(() => Buffer.from(`${org.client_id}:${org.client_secret}`).toString('base64'))),
+        ipLike,
+        fc.boolean(),
+        async (body, type, authorization, forwardedFor, garbageOnly) => {
+          // Garbage alone is the client address the gateway sees; garbage before a sane address is ignored.
+          const headers: Array<[string, string]> = [
+            ['Content-Type', type],
+            ['X-Forwarded-For', garbageOnly ? forwardedFor : `${forwardedFor}, ${clientIp()}`],
+          ];
+          if (authorization) headers.push(['Authorization', authorization().replace(/^Bearer /, 'Basic ')]);
+          const answer = await send({ method: 'POST', target: '/v2/auth/token', headers, body });
+          if (answer.status === 200) {
+            issued += 1;
+            // Only the client's own credentials can succeed here: no refresh token (RFC 6749 §4.4.3).
+            expect(JSON.parse(answer.body)).not.toHaveProperty('refresh_token');
+          }
+        },
+      ),
+    );
+    expect(await authWrites()).toEqual(before);
+    if (RUNS >= 50) expect(issued).toBeGreaterThan(0);
+  });
+
+  it('POST /v2/auth/token: a parameter of tens of KiB is invalid_request, not an error the backend cannot carry', async () => {
+    // Found by FUZZ_SEED=4242: auth quoted a 58 KB grant_type in its error, too big for gRPC metadata (503).
+    for (const field of [
+      'grant_type',
+      'username',
+      'password',
+      'scope',
+      'client_id',
+      'client_secret',
+      'refresh_token',
+    ]) {
+      const answer = await send({
+        method: 'POST',
+        target: '/v2/auth/token',
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['X-Forwarded-For', clientIp()],
+        ],
+        body: JSON.stringify({ grant_type: 'password', [field]: 'x'.repeat(60_000) }),
+      });
+      expect({ field, status: answer.status, code: (JSON.parse(answer.body) as { code: string }).code }).toEqual({
+        field,
+        status: 400,
+        code: 'invalid_request',
+      });
+    }
+    const basic = Buffer.from(`${'x'.repeat(6000)}:${'y'.repeat(6000)}`).toString('base64');
+    const answer = await send({
+      method: 'POST',
+      target: '/v2/auth/token',
+      headers: [
+        ['Content-Type', 'application/json'],
+        ['Authorization', `Basic ${basic}`],
+        ['X-Forwarded-For', clientIp()],
+      ],
+      body: '{"grant_type":"client_credentials"}',
+    });
+    expect(answer.status).toBe(401);
+  });
+
+  it('POST /v2/users/me/mfa/totp and /confirm: mutated bodies, never a 5xx', async () => {
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom('/v2/users/me/mfa/totp', '/v2/users/me/mfa/totp/confirm'),
+        fc.oneof(
+          mutatedBody(() => ({ code: '123456' })),
+          fc.constantFrom('{}', ''),
+          fc.jsonValue().map((value) => JSON.stringify(value)),
+        ),
+        contentType,
+        bearerLike(() => userToken),
+        async (target, body, type, authorization) => {
+          await send({
+            method: 'POST',
+            target,
+            headers: [
+              ['Content-Type', type],
+              ['Authorization', authorization()],
+              ['X-Forwarded-For', clientIp()],
+            ],
+            body: body === '' ? undefined : body,
+          });
+        },
+      ),
+    );
+  });
+
+  it('X-Forwarded-For garbage never breaks a request', async () => {
+    await check(
+      fc.asyncProperty(
+        ipLike,
+        fc.constantFrom('/v2/system/health', '/v2/auth/jwks', '/v2/users/me'),
+        async (ip, target) => {
+          await send({
+            method: 'GET',
+            target,
+            headers: [
+              ['X-Forwarded-For', ip],
+              ['Authorization', `Bearer ${adminToken}`],
+            ],
+          });
+        },
+      ),
+    );
+  });
+
+  it('GET routes: random ids, traversal, query strings and headers', async () => {
+    await check(
+      fc.asyncProperty(
+        fc.oneof(
+          pathSegment.map((segment) => `/v2/users/${segment}`),
+          fc.constantFrom('/v2/users/me', '/v2/system/quota', '/v2/system/rate-limits', '/v2/system/health'),
+          fc.constantFrom('/v2/auth/jwks', '/activate', '/v2/users/', '/v2//users', '/v2/users/me/../me'),
+        ),
+        queryString,
+        bearerLike(() => adminToken),
+        extraHeaders,
+        async (path, query, authorization, headers) => {
+          await send({
+            method: 'GET',
+            target: `${path}${query}`,
+            headers: [['Authorization', authorization()], ['X-Forwarded-For', clientIp()], ...headers],
+          });
+        },
+      ),
+      RUNS * 2,
+    );
+  });
+
+  it('POST /v2/users/{id}/reset-password: random ids and bodies issue tokens only when accepted', async () => {
+    const before = await counts();
+    let issued = 0;
+    let mailed = 0;
+    await check(
+      fc.asyncProperty(
+        fc.oneof(fc.constant(org.admin_user_id), pathSegment),
+        fc.oneof(
+          mutatedBody(() => ({ send_email: false })),
+          fc.jsonValue().map((value) => JSON.stringify(value)),
+        ),
+        contentType,
+        async (id, body, type) => {
+          const answer = await send({
+            method: 'POST',
+            target: `/v2/users/${id}/reset-password`,
+            headers: [
+              ['Content-Type', type],
+              ['Authorization', `Bearer ${adminToken}`],
+            ],
+            body,
+          });
+          if (answer.status === 200) issued += 1;
+          if (answer.status === 202) mailed += 1;
+        },
+      ),
+    );
+    const after = await counts();
+    expect(after.resetTokens - before.resetTokens).toBe(issued + mailed);
+    expect(after.outbox - before.outbox).toBe(mailed);
+    expect(after.users).toBe(before.users);
+  });
+
+  it('POST /v2/users/me/password: no valid one-time token, nothing changes', async () => {
+    const before = await counts();
+    await check(
+      fc.asyncProperty(
+        bearerLike(() => 'a'.repeat(43)),
+        mutatedBody(() => ({ password: 'new-password-1' })),
+        contentType,
+        async (authorization, body, type) => {
+          const answer = await send({
+            method: 'POST',
+            target: '/v2/users/me/password',
+            headers: [
+              ['Content-Type', type],
+              ['Authorization', authorization()],
+              ['X-Forwarded-For', clientIp()],
+            ],
+            body,
+          });
+          expect(answer.status).toBeGreaterThanOrEqual(400);
+        },
+      ),
+    );
+    expect(await counts()).toEqual(before);
+  });
+
+  it('any method on any path: 404 / 405 / 401 as problem documents', async () => {
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND', 'FOO'),
+        fc.oneof(
+          fc.constantFrom(
+            '/',
+            '/v2',
+            '/v2/',
+            '/v1/users',
+            '/v2/users',
+            '/v2/system/health',
+            '/v2/auth/token',
+            '/activate',
+            '/../../etc/passwd',
+            '/v2/../v2/users',
+            '/v2/users/me/mfa/totp',
+            '/v2/users/me/mfa/totp/confirm',
+            '/%2e%2e/%2e%2e/',
+            '//v2//users',
+            '*',
+            `/${'a'.repeat(8000)}`,
+          ),
+          fc.array(pathSegment, { minLength: 1, maxLength: 4 }).map((segments) => `/${segments.join('/')}`),
+        ),
+        queryString,
+        async (method, path, query) => {
+          await send({
+            method,
+            target: `${path}${query}`,
+            headers: [
+              ['Authorization', `Bearer ${adminToken}`],
+              ['X-Forwarded-For', clientIp()],
+              ['Content-Type', 'application/json'],
+            ],
+            body: method === 'GET' || method === 'HEAD' ? undefined : '{}',
+          });
+        },
+      ),
+      RUNS * 2,
+    );
+  });
+
+  it('broken HTTP itself (control characters, huge headers, bad request lines) is answered as a problem', async () => {
+    const cases: Array<RawRequest & { status: number }> = [
+      { status: 400, method: 'GET', target: '/v2/system/health', headers: [['X-Request-Id', 'a\u0001b']] },
+      { status: 431, method: 'GET', target: '/v2/system/health', headers: [['X-Big', 'x'.repeat(20_000)]] },
+      { status: 400, method: 'GET', target: '/v2/system/health', headers: [['Bad Header', 'x']] },
+      { status: 400, method: 'GET', target: '/v2/sys tem/health' },
+      { status: 400, method: 'GET', target: '/v2/system/health\u0000' },
+      { status: 400, method: 'G@T', target: '/v2/system/health' },
+      {
+        status: 400,
+        method: 'POST',
+        target: '/v2/users',
+        headers: [
+          ['Content-Length', '5'],
+          ['Transfer-Encoding', 'chunked'],
+        ],
+        body: '0\r\n\r\n',
+      },
+      { status: 400, method: 'POST', target: '/v2/users', headers: [['Content-Length', '-1']], body: '' },
+      { status: 400, method: 'POST', target: '/v2/users', headers: [['Content-Length', 'abc']], body: '' },
+      // Fastify's router refuses these before any route: an undecodable path, an over-long parameter.
+      { status: 404, method: 'GET', target: '/v2/users/%' },
+      { status: 404, method: 'GET', target: `/v2/users/${'a'.repeat(5000)}` },
+    ];
+    for (const { status, ...sent } of cases) {
+      const answer = await send({
+        ...sent,
+        headers: [...(sent.headers ?? []), ['Authorization', `Bearer ${adminToken}`]],
+      });
+      expect({ sent: `${sent.method} ${sent.target.slice(0, 40)}`, status: answer.status }).toEqual({
+        sent: `${sent.method} ${sent.target.slice(0, 40)}`,
+        status,
+      });
+      if (status !== 404) expect(answer.headers.connection).toBe('close');
+    }
+  });
+});

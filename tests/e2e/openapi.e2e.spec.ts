@@ -1,0 +1,527 @@
+import { createHmac, randomUUID } from 'node:crypto';
+
+import { TestStack } from '@acct/testing';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+interface Bootstrap {
+  org_id: string;
+  admin_user_id: string;
+  client_id: string;
+  client_secret: string | null;
+}
+type Json = Record<string, unknown>;
+interface Operation {
+  responses: Record<string, { headers?: Record<string, Json>; content?: Record<string, { schema: Json }> }>;
+}
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { headers: Record<string, Json> };
+}
+
+const ADMIN_PASSWORD = 'admin-password-1';
+
+/** RFC 6238 TOTP (SHA-1, 6 digits, 30 s) of a base32 secret, written out so the test needs no library. */
+function totp(secret: string, at = Date.now()): string {
+  let bits = '';
+  for (const char of secret.replace(/=+$/, '').toUpperCase()) {
+    bits += 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'.indexOf(char).toString(2).padStart(5, '0');
+  }
+  const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((byte) => parseInt(byte, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000)));
+  const hmac = createHmac('sha1', key).update(counter).digest();
+  const offset = hmac[hmac.length - 1] & 0x0f;
+  return String((hmac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+const pointer = (...parts: string[]) => parts.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+
+/**
+ * Issue 6 item 2: `GET /v2/openapi.json` is generated from the code, and every response it documents
+ * (operation × status) is produced here against the real stack and checked against it: status,
+ * content type, required headers and the body against the documented schema. A documented status
+ * without a scenario below fails, so the document cannot promise what nobody has seen.
+ */
+describe('the OpenAPI document against real responses', () => {
+  let stack: TestStack;
+  let document: OpenApiDocument;
+  const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+
+  let org: Bootstrap;
+  let adminToken: string;
+  /** Admin tokens narrowed to one scope, for 403 insufficient_scope. */
+  let readOnlyToken: string;
+  let systemOnlyToken: string;
+  /** A client of an org whose every group allows one request at a time (60/min, burst 1), for 429s. */
+  let throttledToken: string;
+  /** A client_credentials token: not a user, so `/v2/users/me` finds nobody. */
+  let clientToken: string;
+  let existingEmail: string;
+
+  let address = 0;
+  const clientIp = () => `198.51.100.${(address = (address % 250) + 1)}`;
+  let sequence = 0;
+  const email = (label: string) => `${label}-${Date.now()}-${(sequence += 1)}@example.com`;
+
+  const call = (
+    path: string,
+    init: { method?: string; token?: string; body?: unknown; headers?: Record<string, string>; ip?: string } = {},
+  ) => {
+    const headers: Record<string, string> = { 'x-forwarded-for': init.ip ?? clientIp(), ...init.headers };
+    if (init.token) headers.authorization = `Bearer ${init.token}`;
+    if (init.body !== undefined) headers['content-type'] ??= 'application/json';
+    return fetch(stack.url(path), {
+      method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
+    });
+  };
+  const passwordGrant = async (scope?: string) => {
+    const response = await call('/v2/auth/token', {
+      body: {
+        grant_type: 'password',
+        username: 'admin@openapi.test',
+        password: ADMIN_PASSWORD,
+        ...(scope ? { scope } : {}),
+      },
+    });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { access_token: string }).access_token;
+  };
+  /** Repeats a request until its bucket is empty; the 429. */
+  const exhaust = async (request: () => Promise<Response>) => {
+    for (let attempt = 0; attempt < 30; attempt += 1) {
+      const response = await request();
+      if (response.status === 429) return response;
+      await response.arrayBuffer();
+    }
+    throw new Error('the bucket never ran empty');
+  };
+  const createUser = async (sendActivation = false) => {
+    const response = await call('/v2/users', {
+      token: adminToken,
+      body: { email: email('user'), display_name: 'Doc User', send_activation: sendActivation },
+    });
+    expect(response.status).toBe(201);
+    return ((await response.json()) as { id: string }).id;
+  };
+  /** A one-time password:set token of a new pending user (the reset operation with send_email false). */
+  const oneTimeToken = async () => {
+    const id = await createUser();
+    const response = await call(`/v2/users/${id}/reset-password`, { token: adminToken, body: { send_email: false } });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { token: string }).token;
+  };
+  /** A new, active member who signs in with a password (MFA is per user), and its access token. */
+  const activeMember = async () => {
+    const created = await call('/v2/users', {
+      token: adminToken,
+      body: { email: email('member'), display_name: 'Member', send_activation: false },
+    });
+    const user = (await created.json()) as { id: string; email: string };
+    const reset = await call(`/v2/users/${user.id}/reset-password`, { token: adminToken, body: { send_email: false } });
+    const { token } = (await reset.json()) as { token: string };
+    const activated = await call('/v2/users/me/password', { token, body: { password: 'member-password-1' } });
+    expect(activated.status).toBe(200);
+    const issued = await call('/v2/auth/token', {
+      body: { grant_type: 'password', username: user.email, password: 'member-password-1' },
+    });
+    expect(issued.status).toBe(200);
+    return { email: user.email, token: ((await issued.json()) as { access_token: string }).access_token };
+  };
+  /** A member with two-step verification enabled. */
+  const memberWithMfa = async () => {
+    const member = await activeMember();
+    const enrolled = await call('/v2/users/me/mfa/totp', { token: member.token, body: {} });
+    const { secret } = (await enrolled.json()) as { secret: string };
+    const confirmed = await call('/v2/users/me/mfa/totp/confirm', {
+      token: member.token,
+      body: { code: totp(secret) },
+    });
+    return { ...member, confirmed };
+  };
+  const hugeBody = JSON.stringify({ email: 'a@b.co', display_name: 'x'.repeat(70 * 1024) });
+  const BOGUS_ONE_TIME_TOKEN = 'A'.repeat(43);
+
+  /**
+   * One real way to get each documented answer, keyed `<METHOD> <path> <status>`. The 503s stop the
+   * backends, so they run last.
+   */
+  const scenarios: Record<string, () => Promise<Response>> = {
+    // POST /v2/auth/token
+    'POST /v2/auth/token 200': () =>
+      call('/v2/auth/token', {
+        body: { grant_type: 'password', username: 'admin@openapi.test', password: ADMIN_PASSWORD },
+        headers: { 'x-device-id': 'openapi-test' },
+      }),
+    'POST /v2/auth/token 400': () =>
+      call('/v2/auth/token', { body: { grant_type: 'password', username: 'admin@openapi.test', password: 'wrong-1' } }),
+    'POST /v2/auth/token 401': () =>
+      call('/v2/auth/token', {
+        body: 'grant_type=client_credentials',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${org.client_id}:not-the-secret`).toString('base64')}`,
+        },
+      }),
+    'POST /v2/auth/token 403': async () => {
+      const member = await memberWithMfa();
+      expect(member.confirmed.status).toBe(200);
+      return call('/v2/auth/token', {
+        body: { grant_type: 'password', username: member.email, password: 'member-password-1' },
+      });
+    },
+    'POST /v2/auth/token 413': () => call('/v2/auth/token', { body: hugeBody }),
+    'POST /v2/auth/token 415': () =>
+      call('/v2/auth/token', { body: 'grant_type=password', headers: { 'content-type': 'text/plain' } }),
+    'POST /v2/auth/token 429': () => {
+      const ip = clientIp();
+      return exhaust(() =>
+        call('/v2/auth/token', {
+          ip,
+          body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: 'not-the-secret' },
+        }),
+      );
+    },
+    // GET /v2/auth/jwks
+    'GET /v2/auth/jwks 200': () => call('/v2/auth/jwks'),
+    'GET /v2/auth/jwks 429': () => exhaust(() => call('/v2/auth/jwks', { token: throttledToken })),
+    // GET /v2/system/health
+    'GET /v2/system/health 200': () => call('/v2/system/health'),
+    'GET /v2/system/health 429': () => exhaust(() => call('/v2/system/health', { token: throttledToken })),
+    // POST /v2/users
+    'POST /v2/users 201': () =>
+      call('/v2/users', {
+        token: adminToken,
+        body: { email: email('created'), display_name: 'Ada', roles: ['member'], profile: { locale: 'en-GB' } },
+        headers: { 'idempotency-key': randomUUID() },
+      }),
+    'POST /v2/users 400': () => call('/v2/users', { token: adminToken, body: { email: 'nope', display_name: '' } }),
+    'POST /v2/users 401': () => call('/v2/users', { body: { email: email('anon'), display_name: 'Anon' } }),
+    'POST /v2/users 403': () =>
+      call('/v2/users', { token: readOnlyToken, body: { email: email('scope'), display_name: 'Scope' } }),
+    'POST /v2/users 409': () =>
+      call('/v2/users', { token: adminToken, body: { email: existingEmail.toUpperCase(), display_name: 'Again' } }),
+    'POST /v2/users 413': () => call('/v2/users', { token: adminToken, body: hugeBody }),
+    'POST /v2/users 415': () =>
+      call('/v2/users', { token: adminToken, body: 'email=a@b.co', headers: { 'content-type': 'text/plain' } }),
+    'POST /v2/users 422': async () => {
+      const key = randomUUID();
+      const first = await call('/v2/users', {
+        token: adminToken,
+        body: { email: email('idem'), display_name: 'First' },
+        headers: { 'idempotency-key': key },
+      });
+      expect(first.status).toBe(201);
+      return call('/v2/users', {
+        token: adminToken,
+        body: { email: email('idem'), display_name: 'Second' },
+        headers: { 'idempotency-key': key },
+      });
+    },
+    'POST /v2/users 429': () =>
+      exhaust(() => call('/v2/users', { token: throttledToken, body: { email: email('many'), display_name: 'Many' } })),
+    // GET /v2/users/me
+    'GET /v2/users/me 200': () => call('/v2/users/me', { token: adminToken }),
+    'GET /v2/users/me 401': () => call('/v2/users/me', { headers: { authorization: 'Bearer not.a.jwt' } }),
+    'GET /v2/users/me 403': () => call('/v2/users/me', { token: systemOnlyToken }),
+    'GET /v2/users/me 404': () => call('/v2/users/me', { token: clientToken }),
+    'GET /v2/users/me 429': () => exhaust(() => call('/v2/users/me', { token: throttledToken })),
+    // GET /v2/users/{id}
+    'GET /v2/users/{id} 200': () => call(`/v2/users/${org.admin_user_id}`, { token: adminToken }),
+    'GET /v2/users/{id} 401': () => call(`/v2/users/${org.admin_user_id}`),
+    'GET /v2/users/{id} 403': () => call(`/v2/users/${org.admin_user_id}`, { token: systemOnlyToken }),
+    'GET /v2/users/{id} 404': () => call(`/v2/users/${randomUUID()}`, { token: adminToken }),
+    'GET /v2/users/{id} 429': () => exhaust(() => call(`/v2/users/${org.admin_user_id}`, { token: throttledToken })),
+    // POST /v2/users/me/password
+    'POST /v2/users/me/password 200': async () =>
+      call('/v2/users/me/password', { token: await oneTimeToken(), body: { password: 'a-new-password-1' } }),
+    'POST /v2/users/me/password 400': async () =>
+      call('/v2/users/me/password', { token: await oneTimeToken(), body: { password: 'short' } }),
+    'POST /v2/users/me/password 401': () =>
+      call('/v2/users/me/password', { token: BOGUS_ONE_TIME_TOKEN, body: { password: 'a-new-password-1' } }),
+    'POST /v2/users/me/password 413': () =>
+      call('/v2/users/me/password', { token: BOGUS_ONE_TIME_TOKEN, body: hugeBody }),
+    'POST /v2/users/me/password 415': () =>
+      call('/v2/users/me/password', {
+        token: BOGUS_ONE_TIME_TOKEN,
+        body: 'password=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+    'POST /v2/users/me/password 429': () => {
+      const ip = clientIp();
+      return exhaust(() => call('/v2/users/me/password', { ip, body: { password: 'a-new-password-1' } }));
+    },
+    // POST /v2/users/{id}/reset-password
+    'POST /v2/users/{id}/reset-password 200': async () =>
+      call(`/v2/users/${await createUser()}/reset-password`, { token: adminToken, body: { send_email: false } }),
+    'POST /v2/users/{id}/reset-password 202': async () =>
+      call(`/v2/users/${await createUser()}/reset-password`, { token: adminToken, body: {} }),
+    'POST /v2/users/{id}/reset-password 400': () =>
+      call(`/v2/users/${org.admin_user_id}/reset-password`, { token: adminToken, body: { send_email: 'yes' } }),
+    'POST /v2/users/{id}/reset-password 401': () =>
+      call(`/v2/users/${org.admin_user_id}/reset-password`, { body: { send_email: false } }),
+    'POST /v2/users/{id}/reset-password 403': () =>
+      call(`/v2/users/${org.admin_user_id}/reset-password`, { token: readOnlyToken, body: { send_email: false } }),
+    'POST /v2/users/{id}/reset-password 404': () =>
+      call(`/v2/users/${randomUUID()}/reset-password`, { token: adminToken, body: { send_email: false } }),
+    'POST /v2/users/{id}/reset-password 413': () =>
+      call(`/v2/users/${org.admin_user_id}/reset-password`, { token: adminToken, body: hugeBody }),
+    'POST /v2/users/{id}/reset-password 415': () =>
+      call(`/v2/users/${org.admin_user_id}/reset-password`, {
+        token: adminToken,
+        body: 'send_email=false',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+    'POST /v2/users/{id}/reset-password 429': () =>
+      exhaust(() => call(`/v2/users/${randomUUID()}/reset-password`, { token: throttledToken, body: {} })),
+    // GET /v2/system/rate-limits
+    'GET /v2/system/rate-limits 200': () => call('/v2/system/rate-limits', { token: adminToken }),
+    'GET /v2/system/rate-limits 401': () => call('/v2/system/rate-limits'),
+    'GET /v2/system/rate-limits 403': () => call('/v2/system/rate-limits', { token: readOnlyToken }),
+    'GET /v2/system/rate-limits 429': () => exhaust(() => call('/v2/system/rate-limits', { token: throttledToken })),
+    // GET /v2/system/quota
+    'GET /v2/system/quota 200': () => call('/v2/system/quota?dimension=api', { token: adminToken }),
+    'GET /v2/system/quota 400': () => call('/v2/system/quota?dimension=gold', { token: adminToken }),
+    'GET /v2/system/quota 401': () => call('/v2/system/quota'),
+    'GET /v2/system/quota 403': () => call('/v2/system/quota', { token: readOnlyToken }),
+    'GET /v2/system/quota 429': () => exhaust(() => call('/v2/system/quota', { token: throttledToken })),
+    // POST /v2/users/me/mfa/totp and /confirm
+    'POST /v2/users/me/mfa/totp 201': async () =>
+      call('/v2/users/me/mfa/totp', { token: (await activeMember()).token, body: {} }),
+    'POST /v2/users/me/mfa/totp 400': () => call('/v2/users/me/mfa/totp', { token: adminToken, body: { extra: 1 } }),
+    'POST /v2/users/me/mfa/totp 409': async () =>
+      call('/v2/users/me/mfa/totp', { token: (await memberWithMfa()).token, body: {} }),
+    'POST /v2/users/me/mfa/totp 413': () => call('/v2/users/me/mfa/totp', { token: adminToken, body: hugeBody }),
+    'POST /v2/users/me/mfa/totp 415': () =>
+      call('/v2/users/me/mfa/totp', { token: adminToken, body: 'x', headers: { 'content-type': 'text/plain' } }),
+    'POST /v2/users/me/mfa/totp 401': () => call('/v2/users/me/mfa/totp', { body: {} }),
+    'POST /v2/users/me/mfa/totp 403': () => call('/v2/users/me/mfa/totp', { token: systemOnlyToken, body: {} }),
+    'POST /v2/users/me/mfa/totp 429': () =>
+      exhaust(() => call('/v2/users/me/mfa/totp', { token: throttledToken, body: {} })),
+    'POST /v2/users/me/mfa/totp/confirm 200': async () => (await memberWithMfa()).confirmed,
+    'POST /v2/users/me/mfa/totp/confirm 400': () =>
+      call('/v2/users/me/mfa/totp/confirm', { token: adminToken, body: { code: 'abc' } }),
+    'POST /v2/users/me/mfa/totp/confirm 409': async () =>
+      call('/v2/users/me/mfa/totp/confirm', { token: (await activeMember()).token, body: { code: '123456' } }),
+    'POST /v2/users/me/mfa/totp/confirm 413': () =>
+      call('/v2/users/me/mfa/totp/confirm', { token: adminToken, body: hugeBody }),
+    'POST /v2/users/me/mfa/totp/confirm 415': () =>
+      call('/v2/users/me/mfa/totp/confirm', {
+        token: adminToken,
+        body: 'x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+    'POST /v2/users/me/mfa/totp/confirm 401': () => call('/v2/users/me/mfa/totp/confirm', { body: { code: '123456' } }),
+    'POST /v2/users/me/mfa/totp/confirm 403': () =>
+      call('/v2/users/me/mfa/totp/confirm', { token: systemOnlyToken, body: { code: '123456' } }),
+    'POST /v2/users/me/mfa/totp/confirm 429': () =>
+      exhaust(() => call('/v2/users/me/mfa/totp/confirm', { token: throttledToken, body: { code: '123456' } })),
+  };
+
+  /** With identity, auth and platform stopped (the gateway still verifies tokens with the keys it has). */
+  const outageScenarios: Record<string, () => Promise<Response>> = {
+    'POST /v2/auth/token 503': () =>
+      call('/v2/auth/token', {
+        body: { grant_type: 'password', username: 'admin@openapi.test', password: ADMIN_PASSWORD },
+      }),
+    'GET /v2/auth/jwks 503': () => call('/v2/auth/jwks'),
+    'GET /v2/system/health 503': () => call('/v2/system/health'),
+    'POST /v2/users 503': () =>
+      call('/v2/users', { token: adminToken, body: { email: email('outage'), display_name: 'Outage' } }),
+    'GET /v2/users/me 503': () => call('/v2/users/me', { token: adminToken }),
+    'GET /v2/users/{id} 503': () => call(`/v2/users/${org.admin_user_id}`, { token: adminToken }),
+    'POST /v2/users/me/password 503': () =>
+      call('/v2/users/me/password', { token: BOGUS_ONE_TIME_TOKEN, body: { password: 'a-new-password-1' } }),
+    'POST /v2/users/{id}/reset-password 503': () =>
+      call(`/v2/users/${org.admin_user_id}/reset-password`, { token: adminToken, body: { send_email: false } }),
+    'GET /v2/system/quota 503': () => call('/v2/system/quota', { token: adminToken }),
+    'POST /v2/users/me/mfa/totp 503': () => call('/v2/users/me/mfa/totp', { token: adminToken, body: {} }),
+    'POST /v2/users/me/mfa/totp/confirm 503': () =>
+      call('/v2/users/me/mfa/totp/confirm', { token: adminToken, body: { code: '123456' } }),
+  };
+
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      apps: ['identity', 'auth', 'platform', 'gateway'],
+      env: { TRUSTED_PROXIES: '127.0.0.1' },
+    });
+    org = stack.cli<Bootstrap>(
+      'bootstrap',
+      '--org',
+      'openapi',
+      '--email',
+      'admin@openapi.test',
+      '--password',
+      ADMIN_PASSWORD,
+    );
+    const throttled = stack.cli<Bootstrap>(
+      'bootstrap',
+      '--org',
+      'throttled',
+      '--email',
+      'admin@throttled.test',
+      '--password',
+      ADMIN_PASSWORD,
+    );
+    const limit = (orgId: string, group: string, ratePerMinute: number, burst: number) =>
+      stack.cli(
+        'set-rate-limit',
+        ...['--org-id', orgId, '--group', group, '--rate-per-minute', String(ratePerMinute), '--burst', String(burst)],
+        ...['--scope', 'per-token'],
+      );
+    for (const group of ['users.write', 'users.read']) limit(org.org_id, group, 60_000, 10);
+    for (const group of ['users.write', 'users.read', 'system.read', 'system.health', 'default']) {
+      limit(throttled.org_id, group, 60, 1);
+    }
+
+    const response = await fetch(stack.url('/v2/openapi.json'));
+    expect(response.status).toBe(200);
+    document = (await response.json()) as OpenApiDocument;
+    ajv.addSchema(document, 'openapi.json');
+
+    adminToken = await passwordGrant();
+    readOnlyToken = await passwordGrant('users:read');
+    systemOnlyToken = await passwordGrant('system:read');
+    const client = await call('/v2/auth/token', {
+      body: {
+        grant_type: 'client_credentials',
+        client_id: throttled.client_id,
+        client_secret: throttled.client_secret!,
+      },
+    });
+    expect(client.status).toBe(200);
+    throttledToken = ((await client.json()) as { access_token: string }).access_token;
+    const ownClient = await call('/v2/auth/token', {
+      body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret! },
+    });
+    expect(ownClient.status).toBe(200);
+    clientToken = ((await ownClient.json()) as { access_token: string }).access_token;
+    existingEmail = email('existing');
+    const existing = await call('/v2/users', {
+      token: adminToken,
+      body: { email: existingEmail, display_name: 'Taken' },
+    });
+    expect(existing.status).toBe(201);
+  }, 300_000);
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  /** Checks one real response against the document's answer for `<METHOD> <path> <status>`. */
+  async function expectDocumented(key: string, response: Response) {
+    const [method, path, status] = key.split(' ') as [string, string, string];
+    expect(response.status).toBe(Number(status));
+    const operation = document.paths[path]?.[method.toLowerCase()];
+    expect(operation).toBeDefined();
+    const documented = operation.responses[status];
+    expect(documented).toBeDefined();
+
+    for (const [name, declared] of Object.entries(documented.headers ?? {})) {
+      const header = (declared.$ref ? document.components.headers[name] : declared) as {
+        required?: boolean;
+        schema: Json;
+      };
+      const value = response.headers.get(name);
+      if (header.required) expect({ header: name, present: value !== null }).toEqual({ header: name, present: true });
+      if (value === null) continue;
+      const typed = header.schema.type === 'integer' || header.schema.type === 'number' ? Number(value) : value;
+      const validate = ajv.compile(header.schema);
+      expect({ header: name, value, errors: validate(typed) ? null : validate.errors }).toEqual({
+        header: name,
+        value,
+        errors: null,
+      });
+    }
+
+    const text = await response.text();
+    const mediaType = (response.headers.get('content-type') ?? '').split(';')[0].trim();
+    const content = documented.content ?? {};
+    if (Object.keys(content).length === 0) {
+      expect(text).toBe('');
+      return;
+    }
+    expect(Object.keys(content)).toContain(mediaType);
+    const validate = ajv.compile({
+      $ref: `openapi.json#/${pointer('paths', path, method.toLowerCase(), 'responses', status, 'content', mediaType, 'schema')}`,
+    });
+    const body = JSON.parse(text) as unknown;
+    expect({ key, body, errors: validate(body) ? null : validate.errors }).toEqual({ key, body, errors: null });
+  }
+
+  it('serves an OpenAPI 3.1 document of the /v2 API, publicly and cacheably', async () => {
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/);
+    const response = await fetch(stack.url('/v2/openapi.json'));
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('cache-control')).toMatch(/^public, max-age=\d+$/);
+    const etag = response.headers.get('etag');
+    expect(etag).toMatch(/^".+"$/);
+    const again = await fetch(stack.url('/v2/openapi.json'), { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    // Not a hole in the rate limits: counted like any other path.
+    expect(response.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+  });
+
+  it('exercises every documented operation and status, and documents every exercised one', () => {
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      METHODS.filter((method) => item[method]).flatMap((method) =>
+        Object.keys(item[method].responses).map((status) => `${method.toUpperCase()} ${path} ${status}`),
+      ),
+    );
+    const exercised = [...Object.keys(scenarios), ...Object.keys(outageScenarios)];
+    expect({ notExercised: documented.filter((key) => !exercised.includes(key)) }).toEqual({ notExercised: [] });
+    expect({ notDocumented: exercised.filter((key) => !documented.includes(key)) }).toEqual({ notDocumented: [] });
+  });
+
+  it.each(Object.keys(scenarios))('%s answers as documented', async (key) => {
+    await expectDocumented(key, await scenarios[key]());
+  });
+
+  describe('with the backend services down', () => {
+    beforeAll(async () => {
+      await Promise.all((['identity', 'auth', 'platform'] as const).map((app) => stack.stopApp(app)));
+    });
+
+    it.each(Object.keys(outageScenarios))('%s answers as documented', async (key) => {
+      await expectDocumented(key, await outageScenarios[key]());
+    });
+  });
+
+  describe('GET /docs', () => {
+    it('serves Swagger UI whose own assets load, from this server only', async () => {
+      const page = await fetch(stack.url('/docs'));
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(page.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+      const html = await page.text();
+      expect(html).toContain('id="swagger-ui"');
+      const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
+      expect(assets.length).toBeGreaterThanOrEqual(4);
+      for (const asset of assets) {
+        expect(asset).toMatch(/^\/docs\//); // same origin: nothing from a CDN
+        const response = await fetch(stack.url(asset));
+        expect({ asset, status: response.status }).toEqual({ asset, status: 200 });
+        expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
+      }
+      const init = await (await fetch(stack.url('/docs/swagger-ui-init.js'))).text();
+      expect(init).toContain("url: '/v2/openapi.json'");
+      const bundle = await fetch(stack.url('/docs/swagger-ui-bundle.js'));
+      expect(bundle.headers.get('content-type')).toMatch(/^application\/javascript/);
+      expect(await bundle.text()).toContain('SwaggerUIBundle');
+    });
+
+    it('keeps problem+json for other methods and unknown files', async () => {
+      const post = await fetch(stack.url('/v2/openapi.json'), { method: 'POST' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(post.headers.get('allow')).toBe('GET');
+      const missing = await fetch(stack.url('/docs/nothing-here.js'));
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { code: string }).code).toBe('not_found');
+    });
+  });
+});
