@@ -1,22 +1,31 @@
 import 'reflect-metadata';
 
-import { runMain, startGrpcService } from '@acct/grpc';
-import { createMetricsRegistry } from '@acct/observability';
+import { createMetricsRegistry, startTracing } from '@acct/observability';
 
-import { AppModule } from './app.module';
-import { loadAuthConfig } from './config';
+// Tracing (when configured) patches HTTP, gRPC, pg and Redis as they load, so the service is loaded
+// only once it started.
+void startTracing('auth').then(async () => {
+  const { runMain, startGrpcService } = await import('@acct/grpc');
+  // Local modules with require: a relative import() would need ESM file extensions under node16.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { AppModule } = require('./app.module') as typeof import('./app.module');
+  const { loadAuthConfig } = require('./config') as typeof import('./config');
+  /* eslint-enable @typescript-eslint/no-require-imports */
 
-runMain('auth', async () => {
-  const config = loadAuthConfig();
-  await startGrpcService({
-    name: 'auth',
-    module: AppModule.forRoot(config, createMetricsRegistry('auth')),
-    package: 'auth.v1',
-    protoFile: 'auth/v1/auth.proto',
-    host: config.BIND_HOST,
-    grpcPort: config.AUTH_GRPC_PORT,
-    opsPort: config.AUTH_OPS_PORT,
-    logLevel: config.LOG_LEVEL,
-    protoDir: config.PROTO_DIR,
+  runMain('auth', async () => {
+    const config = loadAuthConfig();
+    const registry = createMetricsRegistry('auth');
+    await startGrpcService({
+      name: 'auth',
+      module: AppModule.forRoot(config, registry),
+      registry,
+      package: 'auth.v1',
+      protoFile: 'auth/v1/auth.proto',
+      host: config.BIND_HOST,
+      grpcPort: config.AUTH_GRPC_PORT,
+      opsPort: config.AUTH_OPS_PORT,
+      logLevel: config.LOG_LEVEL,
+      protoDir: config.PROTO_DIR,
+    });
   });
 });

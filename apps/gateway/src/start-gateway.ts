@@ -1,9 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 
-import { acceptRequestId, createLogger, createMetricsRegistry, NestPinoLogger, OpsModule } from '@acct/observability';
+import {
+  acceptRequestId,
+  closeConnectionsOnShutdown,
+  createLogger,
+  createMetricsRegistry,
+  instrumentHttp,
+  NestPinoLogger,
+  OpsModule,
+} from '@acct/observability';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
 
 import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
@@ -19,6 +28,9 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export interface RunningGateway {
   app: NestFastifyApplication;
   ops: NestFastifyApplication;
+  logger: Logger;
+  /** Stops accepting connections and resolves when every request in flight has been answered. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,6 +52,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     clientErrorHandler: clientError,
   });
   const fastify = adapter.getInstance();
+  instrumentHttp(fastify, registry);
+  closeConnectionsOnShutdown(fastify);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
@@ -57,7 +71,6 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   );
   const rateLimits = app.get(RateLimitHook);
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
-  app.enableShutdownHooks();
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));
   await app.listen(config.GATEWAY_PORT, config.BIND_HOST);
@@ -73,6 +86,10 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   return {
     app,
     ops,
+    logger,
+    // Fastify's close: the listener closes, idle keep-alive connections too, requests in flight finish
+    // (a request arriving on a busy connection meanwhile gets 503 with `Connection: close`).
+    drain: () => fastify.close(),
     async close() {
       await app.close();
       await ops.close();

@@ -1,22 +1,31 @@
 import 'reflect-metadata';
 
-import { runMain, startGrpcService } from '@acct/grpc';
-import { createMetricsRegistry } from '@acct/observability';
+import { createMetricsRegistry, startTracing } from '@acct/observability';
 
-import { AppModule } from './app.module';
-import { loadIdentityConfig } from './config';
+// Tracing (when configured) patches HTTP, gRPC, pg and Redis as they load, so the service is loaded
+// only once it started.
+void startTracing('identity').then(async () => {
+  const { runMain, startGrpcService } = await import('@acct/grpc');
+  // Local modules with require: a relative import() would need ESM file extensions under node16.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { AppModule } = require('./app.module') as typeof import('./app.module');
+  const { loadIdentityConfig } = require('./config') as typeof import('./config');
+  /* eslint-enable @typescript-eslint/no-require-imports */
 
-runMain('identity', async () => {
-  const config = loadIdentityConfig();
-  await startGrpcService({
-    name: 'identity',
-    module: AppModule.forRoot(config, createMetricsRegistry('identity')),
-    package: 'identity.v1',
-    protoFile: 'identity/v1/identity.proto',
-    host: config.BIND_HOST,
-    grpcPort: config.IDENTITY_GRPC_PORT,
-    opsPort: config.IDENTITY_OPS_PORT,
-    logLevel: config.LOG_LEVEL,
-    protoDir: config.PROTO_DIR,
+  runMain('identity', async () => {
+    const config = loadIdentityConfig();
+    const registry = createMetricsRegistry('identity');
+    await startGrpcService({
+      name: 'identity',
+      module: AppModule.forRoot(config, registry),
+      registry,
+      package: 'identity.v1',
+      protoFile: 'identity/v1/identity.proto',
+      host: config.BIND_HOST,
+      grpcPort: config.IDENTITY_GRPC_PORT,
+      opsPort: config.IDENTITY_OPS_PORT,
+      logLevel: config.LOG_LEVEL,
+      protoDir: config.PROTO_DIR,
+    });
   });
 });

@@ -1,39 +1,23 @@
 import 'reflect-metadata';
 
-import { runMain } from '@acct/grpc';
-import { createLogger, createMetricsRegistry, NestPinoLogger, OpsModule } from '@acct/observability';
-import { DynamicModule, Global, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createLogger, createMetricsRegistry, exitGracefullyOnSignals, startTracing } from '@acct/observability';
 
-import { NatsConnectionProvider } from './bus/nats.connection';
-import { loadMailerConfig, MAILER_CONFIG, MailerConfig } from './config';
-import { MailConsumer } from './mail/mail.consumer';
+// Tracing (when configured) patches HTTP (object storage) as it loads, so the mailer is loaded only
+// once it started.
+void startTracing('mailer').then(async () => {
+  const { runMain, shutdownGraceMs } = await import('@acct/grpc');
+  // Local modules with require: a relative import() would need ESM file extensions under node16.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { loadMailerConfig } = require('./config') as typeof import('./config');
+  const { startMailer } = require('./start-mailer') as typeof import('./start-mailer');
+  /* eslint-enable @typescript-eslint/no-require-imports */
 
-@Global()
-@Module({})
-class MailerModule {
-  static forRoot(config: MailerConfig): DynamicModule {
-    const providers = [{ provide: MAILER_CONFIG, useValue: config }, NatsConnectionProvider];
-    return { module: MailerModule, providers, exports: providers };
-  }
-}
-
-runMain('mailer', async () => {
-  const config = loadMailerConfig();
-  const logger = createLogger('mailer', config.LOG_LEVEL);
-  const registry = createMetricsRegistry('mailer');
-
-  @Module({
-    imports: [MailerModule.forRoot(config), OpsModule.forRoot({ registry, readiness: [NatsConnectionProvider] })],
-    providers: [MailConsumer],
-  })
-  class AppModule {}
-
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), {
-    logger: new NestPinoLogger(logger),
+  runMain('mailer', async () => {
+    const graceMs = shutdownGraceMs();
+    const config = loadMailerConfig();
+    const logger = createLogger('mailer', config.LOG_LEVEL);
+    const app = await startMailer(config, logger, createMetricsRegistry('mailer'));
+    // Nothing to drain first: closing stops the consumer after the message it is handling.
+    exitGracefullyOnSignals({ logger, graceMs, drain: () => Promise.resolve(), close: () => app.close() });
   });
-  app.enableShutdownHooks();
-  await app.listen(config.MAILER_OPS_PORT, config.BIND_HOST);
-  logger.info({ ops_port: config.MAILER_OPS_PORT }, 'mailer started');
 });

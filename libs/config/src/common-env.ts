@@ -29,12 +29,17 @@ export const flag = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((value) => value === 'true' || value === '1');
 
-/** `host:port` of a gRPC server. */
+/** `host:port` of a gRPC server, or a comma-separated list of IPv4 `ip:port` (balanced round-robin). */
 export const grpcAddress = (fallback: string) =>
   z
     .string()
     .default(fallback)
-    .refine((value) => /^[\w.-]+:\d{1,5}$/.test(value), { message: 'must be host:port' });
+    .refine(
+      (value) =>
+        /^[\w.-]+:\d{1,5}$/.test(value) ||
+        value.split(',').every((part) => /^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/.test(part.trim())),
+      { message: 'must be host:port, or ip:port,ip:port,…' },
+    );
 
 /** Settings every process reads. */
 export const commonEnv = {

@@ -36,6 +36,14 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes one host:port, or a list of IPv4 ip:port for round-robin, as a gRPC address', () => {
+    expect(loadConfig(shape, { TARGET: 'identity.svc:50051' }).TARGET).toBe('identity.svc:50051');
+    expect(loadConfig(shape, { TARGET: '127.0.0.1:1001,127.0.0.1:1002' }).TARGET).toBe('127.0.0.1:1001,127.0.0.1:1002');
+    for (const bad of ['a.svc:1,b.svc:2', '127.0.0.1:1,', '127.0.0.1']) {
+      expect(() => loadConfig(shape, { TARGET: bad })).toThrow(ConfigError);
+    }
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(loadConfig(shape, {}))).toBe(true);
   });

@@ -1,10 +1,13 @@
-import { ConfigError } from '@acct/config';
-import { createLogger, NestPinoLogger } from '@acct/observability';
-import { DynamicModule } from '@nestjs/common';
+import { ConfigError, loadConfig, millis } from '@acct/config';
+import { createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@acct/observability';
+import { DynamicModule, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { NestMicroservice } from '@nestjs/microservices';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { LevelWithSilent } from 'pino';
+import { Registry } from 'prom-client';
 
+import { grpcServerMetrics } from './grpc-metrics';
 import { grpcServerOptions } from './proto';
 
 export interface GrpcServiceSettings {
@@ -17,29 +20,58 @@ export interface GrpcServiceSettings {
   opsPort: number;
   logLevel: LevelWithSilent;
   protoDir?: string;
+  /** The process's metrics registry (also given to its module): gRPC server metrics go there. */
+  registry: Registry;
 }
 
 /**
- * Starts a backend service: its gRPC server (own package + grpc.health.v1) and its ops HTTP port
- * (/livez, /readyz, /metrics). SIGTERM/SIGINT close both: in-flight calls finish, new ones are refused.
+ * `SHUTDOWN_GRACE_MS` (default 20 s): the longest a process takes to stop after SIGTERM. Keep it below
+ * Kubernetes' terminationGracePeriodSeconds minus the preStop sleep (30 s − 5 s in k8s/base).
+ */
+export function shutdownGraceMs(env: NodeJS.ProcessEnv = process.env): number {
+  return loadConfig({ SHUTDOWN_GRACE_MS: millis(20_000) }, env).SHUTDOWN_GRACE_MS;
+}
+
+/**
+ * Stops the gRPC server the graceful way (new calls refused, calls in flight finish) without closing
+ * the rest of the app: the app's own close() then runs the module hooks once, after the drain.
+ */
+export async function drainGrpcServer(microservice: INestMicroservice): Promise<void> {
+  if (microservice instanceof NestMicroservice) microservice.setIsTerminated(true);
+  await microservice.close();
+}
+
+/**
+ * Starts a backend service: its gRPC server (own package + grpc.health.v1, with server metrics) and
+ * its ops HTTP port (/livez, /readyz, /metrics). On SIGTERM/SIGINT /readyz turns 503, the gRPC server
+ * refuses new calls and lets the ones in flight finish, then consumers, relays and connections close
+ * and the process exits 0 (within SHUTDOWN_GRACE_MS).
  */
 export async function startGrpcService(settings: GrpcServiceSettings): Promise<NestFastifyApplication> {
+  const graceMs = shutdownGraceMs();
   const logger = createLogger(settings.name, settings.logLevel);
   const app = await NestFactory.create<NestFastifyApplication>(settings.module, new FastifyAdapter(), {
     logger: new NestPinoLogger(logger),
   });
-  app.connectMicroservice(
-    grpcServerOptions({
-      package: settings.package,
-      protoFile: settings.protoFile,
-      url: `${settings.host}:${settings.grpcPort}`,
-      protoDir: settings.protoDir,
-    }),
-    { inheritAppConfig: true },
-  );
-  app.enableShutdownHooks();
+  const server = grpcServerOptions({
+    package: settings.package,
+    protoFile: settings.protoFile,
+    url: `${settings.host}:${settings.grpcPort}`,
+    protoDir: settings.protoDir,
+  });
+  server.options = {
+    ...server.options,
+    channelOptions: { ...server.options?.channelOptions, interceptors: [grpcServerMetrics(settings.registry)] },
+  };
+  const microservice = app.connectMicroservice(server, { inheritAppConfig: true });
   await app.startAllMicroservices();
   await app.listen(settings.opsPort, settings.host);
+  exitGracefullyOnSignals({
+    logger,
+    graceMs,
+    drain: () => drainGrpcServer(microservice),
+    close: () => app.close(),
+  });
   logger.info({ grpc_port: settings.grpcPort, ops_port: settings.opsPort }, `${settings.name} started`);
   return app;
 }

@@ -1,6 +1,7 @@
 export * from './bootstrap';
 export * from './caller.guard';
 export * from './client-call';
+export * from './dependency-failure';
 export * from './error-mapping';
 export * from './health.controller';
 export * from './health-client';
@@ -10,4 +11,5 @@ export * from './raw-client';
 export * from './request-context.interceptor';
 export * from './rpc-exception.filter';
 export * from './service-core.module';
+export * from './target';
 export * from './verifier-provider';

@@ -2,6 +2,8 @@ import path from 'node:path';
 
 import { GrpcOptions, Transport } from '@nestjs/microservices';
 
+import { grpcChannelTarget } from './target';
+
 /** How every process loads `.proto` files: camelCase fields, int64 as numbers, enums as names. */
 export const PROTO_LOADER_OPTIONS = {
   keepCase: false,
@@ -45,15 +47,19 @@ export function grpcServerOptions(settings: GrpcServerSettings): GrpcOptions {
 
 /** A gRPC client of another service's package. */
 export function grpcClientOptions(settings: GrpcServerSettings): GrpcOptions {
+  // One address, or several balanced round-robin (see grpcChannelTarget).
+  const { target, channelOptions } = grpcChannelTarget(settings.url);
   return {
     transport: Transport.GRPC,
     options: {
       ...packageOptions(settings),
+      url: target,
       channelOptions: {
         // Fail fast instead of queueing calls while a backend is away.
         'grpc.initial_reconnect_backoff_ms': 200,
         'grpc.max_reconnect_backoff_ms': 2000,
         'grpc.keepalive_time_ms': 30_000,
+        ...channelOptions,
       },
     },
   };

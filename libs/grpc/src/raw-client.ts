@@ -10,6 +10,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 
 import { PROTO_LOADER_OPTIONS, protoDir } from './proto';
+import { grpcChannelTarget } from './target';
 
 export type RawClient = InstanceType<ServiceClientConstructor>;
 
@@ -23,9 +24,11 @@ export function createRawClient(protoFile: string, service: string, address: str
   let node: unknown = loadPackageDefinition(definition);
   for (const part of service.split('.')) node = (node as GrpcObject)[part];
   const Client = node as ServiceClientConstructor;
-  return new Client(address, ChannelCredentials.createInsecure(), {
+  const { target, channelOptions } = grpcChannelTarget(address);
+  return new Client(target, ChannelCredentials.createInsecure(), {
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 2000,
+    ...channelOptions,
   });
 }
 

@@ -1,4 +1,5 @@
 import { LoggerService } from '@nestjs/common';
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import pino, { LevelWithSilent, Logger } from 'pino';
 
 import { currentRequestId } from './request-context';
@@ -36,11 +37,17 @@ export function createLogger(service: string, level: LevelWithSilent, destinatio
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       mixin: () => {
         const requestId = currentRequestId();
-        return requestId ? { request_id: requestId } : {};
+        return { ...(requestId ? { request_id: requestId } : {}), ...traceIds() };
       },
     },
     destination,
   );
+}
+
+/** The current trace and span ids while tracing is on (see tracing.ts); nothing otherwise. */
+function traceIds(): { trace_id?: string; span_id?: string } {
+  const context = trace.getActiveSpan()?.spanContext();
+  return context && isSpanContextValid(context) ? { trace_id: context.traceId, span_id: context.spanId } : {};
 }
 
 /** Lets Nest's own messages go through the same JSON logger. */

@@ -3,6 +3,8 @@ import { HealthCheck, HealthCheckService, HealthIndicatorService, TerminusModule
 import type { FastifyReply } from 'fastify';
 import { Registry } from 'prom-client';
 
+import { isDraining } from './shutdown';
+
 /** Something a process needs before it takes traffic; `check` rejects when it is not there. */
 export interface ReadinessCheck {
   readonly name: string;
@@ -12,10 +14,16 @@ export interface ReadinessCheck {
 export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
 export const METRICS_REGISTRY = Symbol('METRICS_REGISTRY');
 
+/** Down from the moment the process was told to stop, so Kubernetes routes no new work to it. */
+const notShuttingDown: ReadinessCheck = {
+  name: 'shutdown',
+  check: () => (isDraining() ? Promise.reject(new Error('shutting down')) : Promise.resolve()),
+};
+
 /**
  * The ops port of every process: `/livez` says only that the process answers (so Kubernetes never
- * restarts a pod because a dependency is down), `/readyz` runs the process's readiness checks and
- * `/metrics` serves Prometheus text.
+ * restarts a pod because a dependency is down), `/readyz` runs the process's readiness checks (503
+ * once shutdown began) and `/metrics` serves Prometheus text.
  */
 @Controller()
 export class OpsController {
@@ -35,7 +43,7 @@ export class OpsController {
   @HealthCheck()
   readyz() {
     return this.health.check(
-      this.checks.map((readiness) => async () => {
+      [notShuttingDown, ...this.checks].map((readiness) => async () => {
         const indicator = this.indicators.check(readiness.name);
         try {
           await readiness.check();

@@ -66,6 +66,11 @@ export class DedicatedServer {
     await waitFor(`${this.command} on ${this.port}`, async () => ((await canConnect(this.port)) ? true : undefined));
   }
 
+  /** Signals the running server: SIGSTOP hangs it (its sockets stay open, nothing answers), SIGCONT resumes it. */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
   /** SIGKILL: the server vanishes the way a crash or a lost node would. */
   async stop(): Promise<void> {
     const child = this.child;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { createTestDatabases, databaseUrl, dropDatabases } from './databases';
+import { createTestDatabases, databaseUrl, dropDatabases, postgresServerUrl } from './databases';
 import { DedicatedServer } from './dedicated-servers';
 import { freePort } from './ports';
 import { waitFor } from './wait';
@@ -23,7 +23,28 @@ export interface StackOptions {
   s3Endpoint?: string;
   /** Extra environment for every process. */
   env?: Record<string, string>;
+  /**
+   * Instances of every app (scale-out), 1 by default. The others run on their own ports against the
+   * same databases, Redis and NATS; the `*_GRPC_ADDR` settings list every instance (round-robin).
+   */
+  instances?: number;
 }
+
+/** One more instance of an app (scale-out): its own ports, otherwise the stack's environment. */
+export interface Replica {
+  app: AppName;
+  /** 1 for the second instance, and so on. */
+  index: number;
+  grpc?: number;
+  ops: number;
+  /** The gateway's public port. */
+  http?: number;
+}
+
+const GRPC_APPS = ['identity', 'auth', 'platform'] as const;
+
+/** How long a process may take to come up: several start at once on a small, shared machine. */
+const START_TIMEOUT_MS = 90_000;
 
 interface Ports {
   grpc: Partial<Record<AppName, number>>;
@@ -40,6 +61,9 @@ export class TestStack {
   private readonly extras: ChildProcess[] = [];
   private ownNats?: DedicatedServer;
   private ownNatsDir?: string;
+  /** The instances beyond the first of each app (see StackOptions.instances). */
+  readonly replicas: Replica[] = [];
+  private readonly replicaChildren = new Map<Replica, ChildProcess>();
 
   private constructor(
     private readonly apps: readonly AppName[],
@@ -100,13 +124,34 @@ export class TestStack {
       HEALTH_PROBE_TIMEOUT_MS: '500',
       ...options.env,
     };
+    const replicas: Replica[] = [];
+    for (let index = 1; index < (options.instances ?? 1); index += 1) {
+      for (const app of apps) {
+        const grpc = (GRPC_APPS as readonly string[]).includes(app) ? await freePort() : undefined;
+        replicas.push({
+          app,
+          index,
+          grpc,
+          ops: await freePort(),
+          http: app === 'gateway' ? await freePort() : undefined,
+        });
+      }
+    }
+    for (const app of GRPC_APPS) {
+      const addresses = [ports.grpc[app], ...replicas.filter((r) => r.app === app).map((r) => r.grpc)];
+      if (addresses.length > 1 && !options.env?.[`${app.toUpperCase()}_GRPC_ADDR`]) {
+        env[`${app.toUpperCase()}_GRPC_ADDR`] = addresses.map((p) => `127.0.0.1:${p}`).join(',');
+      }
+    }
     const logDir = path.join(repositoryRoot, '.data', 'test-logs');
     fs.mkdirSync(logDir, { recursive: true });
     const stack = new TestStack(apps, ports, env, Object.values(names), logDir);
     stack.ownNats = nats;
     stack.ownNatsDir = natsDir;
+    stack.replicas.push(...replicas);
     try {
       await Promise.all(apps.map((app) => stack.startApp(app)));
+      await Promise.all(replicas.map((replica) => stack.startReplica(replica)));
     } catch (error) {
       await stack.close();
       throw error;
@@ -139,7 +184,7 @@ export class TestStack {
     await Promise.race([
       exited,
       waitFor(`${app} /livez`, async () => ((await fetch(this.opsUrl(app, '/livez'))).ok ? true : undefined), {
-        timeoutMs: 30_000,
+        timeoutMs: START_TIMEOUT_MS,
       }),
     ]);
     exited.catch(() => undefined);
@@ -170,6 +215,69 @@ export class TestStack {
     return `http://127.0.0.1:${http}`;
   }
 
+  /** The public URL of every gateway instance: the first one's, then its replicas'. */
+  gatewayUrls(): string[] {
+    const replicas = this.replicas.filter((replica) => replica.app === 'gateway');
+    return [this.url(''), ...replicas.map((replica) => `http://127.0.0.1:${replica.http}`)];
+  }
+
+  /** Starts one replica (again) with its own ports; see StackOptions.instances. */
+  async startReplica(replica: Replica): Promise<void> {
+    if (this.replicaChildren.has(replica)) return;
+    const upper = replica.app.toUpperCase();
+    const own: Record<string, string> = { [`${upper}_OPS_PORT`]: String(replica.ops) };
+    if (replica.grpc) own[`${upper}_GRPC_PORT`] = String(replica.grpc);
+    if (replica.http) own.GATEWAY_PORT = String(replica.http);
+    const log = fs.openSync(path.join(this.logDir, `${this.ports.http}-${replica.app}-${replica.index}.log`), 'a');
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        path.join(repositoryRoot, 'tools/run-ts.cjs'),
+        path.join(repositoryRoot, `apps/${replica.app}/src/main.ts`),
+      ],
+      { cwd: repositoryRoot, env: { ...process.env, ...this.env, ...own }, stdio: ['ignore', log, log] },
+    );
+    fs.closeSync(log);
+    this.replicaChildren.set(replica, child);
+    const exited = new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`${replica.app} #${replica.index} exited with ${code}`))),
+    );
+    await Promise.race([
+      exited,
+      waitFor(
+        `${replica.app} #${replica.index} /livez`,
+        async () => ((await fetch(`http://127.0.0.1:${replica.ops}/livez`)).ok ? true : undefined),
+        { timeoutMs: START_TIMEOUT_MS },
+      ),
+    ]);
+    exited.catch(() => undefined);
+  }
+
+  /**
+   * Sends a signal to one running process without forgetting it: SIGSTOP hangs it (its sockets stay
+   * open, nothing answers), SIGCONT lets it go on.
+   */
+  signalApp(app: AppName, signal: NodeJS.Signals): void {
+    this.children.get(app)?.kill(signal);
+  }
+
+  /**
+   * Sends SIGTERM and resolves with how the process ended, without the SIGKILL fallback of stopApp (for
+   * tests of the graceful shutdown itself). The process is forgotten; startApp starts it again.
+   */
+  terminateApp(app: AppName): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    const child = this.children.get(app);
+    if (!child) return Promise.reject(new Error(`${app} is not running`));
+    this.children.delete(app);
+    if (child.exitCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    child.kill('SIGTERM');
+    return exit;
+  }
+
   /** Stops one process: SIGTERM (graceful), or SIGKILL to crash it. */
   async stopApp(app: AppName, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.children.get(app);
@@ -184,6 +292,8 @@ export class TestStack {
 
   async close(): Promise<void> {
     for (const extra of this.extras) extra.kill('SIGKILL');
+    for (const child of this.replicaChildren.values()) child.kill('SIGKILL');
+    this.replicaChildren.clear();
     await Promise.all([...this.children.keys()].map((app) => this.stopApp(app)));
     await dropDatabases(this.databases);
     await this.ownNats?.stop();
@@ -195,6 +305,28 @@ export class TestStack {
     const result = spawnSync(process.execPath, [path.join(repositoryRoot, 'tools/cli.mjs'), ...args, '--json'], {
       cwd: repositoryRoot,
       env: { ...process.env, ...this.env },
+      encoding: 'utf8',
+    });
+    if (result.status !== 0) throw new Error(`cli ${args[0]} failed: ${result.stderr}`);
+    return JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '') as T;
+  }
+
+  /**
+   * `cli`, connected to the Postgres server directly rather than through the stack's TcpProxy
+   * (`postgresPort`): the CLI runs synchronously, which stalls an in-process proxy.
+   */
+  cliDirect<T = Record<string, unknown>>(...args: string[]): T {
+    const direct: Record<string, string> = {};
+    for (const name of ['IDENTITY_DATABASE_URL', 'AUTH_DATABASE_URL', 'PLATFORM_DATABASE_URL']) {
+      const url = new URL(this.env[name]);
+      const server = postgresServerUrl();
+      url.hostname = server.hostname;
+      url.port = server.port;
+      direct[name] = url.toString();
+    }
+    const result = spawnSync(process.execPath, [path.join(repositoryRoot, 'tools/cli.mjs'), ...args, '--json'], {
+      cwd: repositoryRoot,
+      env: { ...process.env, ...this.env, ...direct },
       encoding: 'utf8',
     });
     if (result.status !== 0) throw new Error(`cli ${args[0]} failed: ${result.stderr}`);

@@ -39,8 +39,10 @@ interface MailJob {
 /**
  * Sends the activation and password-reset e-mails: a durable JetStream consumer with explicit acks.
  * Each event's mail is sent at most once: the copy stored in object storage under the event id is
- * the record, checked before sending and written right after the SMTP server accepted the message
- * (only a crash between those two steps can repeat a mail). Events that need no mail are acked.
+ * the record, checked before sending and written right after the SMTP server accepted the message.
+ * Once the mail is out, writing the copy is retried (the message kept in progress) until the store
+ * answers, so an object-storage outage delays the record but never repeats the mail; only a crash
+ * (or a shutdown) before the copy is written can. Events that need no mail are acked.
  */
 @Injectable()
 export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
@@ -50,6 +52,7 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly archive: MessageArchive;
   private readonly sent: Counter<'kind'>;
   private readonly failed: Counter<'kind'>;
+  private stopping = false;
 
   constructor(
     @Inject(MAILER_CONFIG) private readonly config: MailerConfig,
@@ -94,6 +97,7 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onModuleDestroy() {
+    this.stopping = true;
     await this.consumer.stop();
     this.sender.close();
   }
@@ -109,20 +113,36 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     if (!job) return 'ack';
     if (await this.archive.has(job.eventId)) return 'ack'; // sent before: a redelivery
     const link = `${this.config.PUBLIC_URL.replace(/\/$/, '')}/activate?token=${encodeURIComponent(job.token)}`;
+    let raw: Buffer;
     try {
-      const raw = await this.sender.send({
+      raw = await this.sender.send({
         to: job.to,
         messageId: `<${job.eventId}@account-platform>`,
         ...renderMail(job.kind, job.locale, job.displayName, link),
       });
-      await this.archive.store(job.eventId, raw);
     } catch (error) {
       this.failed.inc({ kind: job.kind });
       throw error;
     }
+    await this.storeSent(job.eventId, raw, message);
     this.sent.inc({ kind: job.kind });
     this.logger.log(`sent ${job.kind} mail for event ${job.eventId}`);
     return 'ack';
+  }
+
+  /** Writes the copy of a sent mail, retrying until object storage answers (see the class comment). */
+  private async storeSent(eventId: string, raw: Buffer, message: JsMsg): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.archive.store(eventId, raw);
+        return;
+      } catch (error) {
+        if (this.stopping) throw error;
+        if (attempt === 1) this.logger.warn(`copy of sent mail ${eventId} not stored yet: ${(error as Error).message}`);
+        message.working(); // keeps JetStream from redelivering it meanwhile
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+      }
+    }
   }
 
   private jobOf(subject: string, json: unknown): MailJob | undefined {

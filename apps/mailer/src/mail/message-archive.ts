@@ -8,6 +8,8 @@ export class MessageArchive {
   constructor(
     private readonly s3: S3Client,
     private readonly bucket: string,
+    /** Longest wait for one request: a hung store must not hold a message past its ack deadline. */
+    private readonly timeoutMs = 5000,
   ) {}
 
   static keyOf(eventId: string) {
@@ -16,7 +18,9 @@ export class MessageArchive {
 
   async has(eventId: string): Promise<boolean> {
     try {
-      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: MessageArchive.keyOf(eventId) }));
+      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: MessageArchive.keyOf(eventId) }), {
+        abortSignal: AbortSignal.timeout(this.timeoutMs),
+      });
       return true;
     } catch (error) {
       if (error instanceof NotFound || (error as { name?: string }).name === 'NotFound') return false;
@@ -32,6 +36,7 @@ export class MessageArchive {
         Body: raw,
         ContentType: 'message/rfc822',
       }),
+      { abortSignal: AbortSignal.timeout(this.timeoutMs) },
     );
   }
 

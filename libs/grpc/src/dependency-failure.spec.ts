@@ -1,0 +1,54 @@
+import net from 'node:net';
+
+import { DomainError } from '@acct/problem';
+import { status } from '@grpc/grpc-js';
+import { ArgumentsHost } from '@nestjs/common';
+import pg from 'pg';
+import { firstValueFrom } from 'rxjs';
+
+import { isDependencyUnavailable } from './dependency-failure';
+import { PROBLEM_METADATA_KEY } from './error-mapping';
+import { DomainErrorRpcFilter } from './rpc-exception.filter';
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('dependency failures', () => {
+  it('recognises a database that cannot be reached, as pg reports it', async () => {
+    const client = new pg.Client({ host: '127.0.0.1', port: await closedPort(), user: 'nobody' });
+    const failure = await client.connect().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isDependencyUnavailable(failure)).toBe(true);
+  });
+
+  it('recognises Prisma connection codes, also when wrapped', () => {
+    expect(isDependencyUnavailable(Object.assign(new Error('x'), { code: 'P1001' }))).toBe(true);
+    expect(isDependencyUnavailable(new Error('query failed', { cause: { code: 'P2024' } }))).toBe(true);
+  });
+
+  it('leaves bugs and rule violations alone', () => {
+    expect(isDependencyUnavailable(new TypeError('undefined is not a function'))).toBe(false);
+    expect(isDependencyUnavailable(Object.assign(new Error('unique'), { code: 'P2002' }))).toBe(false);
+    expect(isDependencyUnavailable(undefined)).toBe(false);
+  });
+
+  it('makes the gRPC edge answer UNAVAILABLE with service_unavailable rather than INTERNAL', async () => {
+    const filter = new DomainErrorRpcFilter();
+    const sent = await firstValueFrom(
+      filter.catch(Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: 'P1001' }), {
+        getType: () => 'rpc',
+      } as unknown as ArgumentsHost),
+    ).catch((error: { code: number; metadata: { get(key: string): unknown[] } }) => error);
+    expect(sent.code).toBe(status.UNAVAILABLE);
+    const [payload] = sent.metadata.get(PROBLEM_METADATA_KEY) as Buffer[];
+    expect(DomainError.fromPayload(JSON.parse(payload.toString('utf8')))?.code).toBe('service_unavailable');
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * Prisma error codes that mean the database could not be reached or did not answer in time, not
+ * that the query was wrong: P1001 can't reach the server, P1002 timed out, P1008 operation timed
+ * out, P1017 the server closed the connection, P2024 no pool connection in time, P2028 a
+ * transaction that expired while the database hung.
+ */
+const UNREACHABLE_DATABASE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028']);
+
+/** Node and `pg` failures of a connection, whatever wraps them. */
+const UNREACHABLE_SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+const UNREACHABLE_MESSAGE =
+  /Can't reach database server|Connection terminated|timeout exceeded when trying to connect/i;
+
+/**
+ * Whether a failure means one of the service's own dependencies (its database) is unreachable or
+ * hung: the caller should get `503 service_unavailable` and retry, not a 500.
+ */
+export function isDependencyUnavailable(failure: unknown): boolean {
+  for (let current = failure, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth += 1) {
+    const { code, errorCode, name, message, cause } = current as {
+      code?: unknown;
+      errorCode?: unknown;
+      name?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
+    if (typeof code === 'string' && (UNREACHABLE_DATABASE_CODES.has(code) || UNREACHABLE_SYSTEM_CODES.has(code)))
+      return true;
+    if (typeof errorCode === 'string' && UNREACHABLE_DATABASE_CODES.has(errorCode)) return true;
+    if (name === 'PrismaClientInitializationError') return true;
+    if (typeof message === 'string' && UNREACHABLE_MESSAGE.test(message)) return true;
+    current = cause;
+  }
+  return false;
+}

@@ -1,0 +1,144 @@
+import net from 'node:net';
+
+import { AppName, request, TestStack, waitFor } from '@acct/testing';
+
+const ADMIN_PASSWORD = 'shutdown-admin-pass-1';
+const IN_FLIGHT = 4;
+
+/** True when nothing listens on the port any more (the kernel refuses the connection). */
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+/**
+ * Issue 6 item 7: on SIGTERM a process turns unready, refuses new connections, finishes every request
+ * in flight and exits 0. Requests are held in flight by freezing identity (SIGSTOP) behind them.
+ */
+describe('graceful shutdown on SIGTERM', () => {
+  let stack: TestStack;
+  let adminToken: string;
+  let address = 0;
+  const clientIp = () => `198.51.100.${(address = (address % 250) + 1)}`;
+
+  const gauge = async (app: AppName, name: string) => {
+    const metrics = await (await fetch(stack.opsUrl(app, '/metrics'))).text();
+    return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  };
+  const waitForGauge = (app: AppName, name: string, atLeast: number) =>
+    waitFor(`${app} ${name} ≥ ${atLeast}`, async () => ((await gauge(app, name)) >= atLeast ? true : undefined));
+
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      apps: ['identity', 'auth', 'platform', 'gateway'],
+      env: {
+        TRUSTED_PROXIES: '127.0.0.1',
+        // Calls wait for the frozen identity instead of failing with 503 after the usual 2 s.
+        GRPC_DEADLINE_MS: '60000',
+        RATE_LIMIT_TIERS_TTL_MS: '600000',
+      },
+    });
+    const org = stack.cli<{ org_id: string }>(
+      'bootstrap',
+      '--org',
+      'shutdown-org',
+      '--email',
+      'admin@shutdown.test',
+      '--password',
+      ADMIN_PASSWORD,
+    );
+    stack.cli(
+      'set-rate-limit',
+      '--org-id',
+      org.org_id,
+      '--group',
+      'users.read',
+      '--rate-per-minute',
+      '60000',
+      '--burst',
+      '10',
+      '--scope',
+      'per-token',
+    );
+    const login = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'password', username: 'admin@shutdown.test', password: ADMIN_PASSWORD },
+      headers: { 'x-forwarded-for': clientIp() },
+    });
+    expect(login.status).toBe(200);
+    adminToken = login.body.access_token;
+    // Warm the gateway's caches (signing keys, the org's tiers) while everything answers.
+    expect((await request(stack.url('/v2/users/me'), { token: adminToken })).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    stack?.signalApp('identity', 'SIGCONT');
+    await stack?.close();
+  });
+
+  it('the gateway turns unready, refuses new connections, answers every request in flight and exits 0', async () => {
+    stack.signalApp('identity', 'SIGSTOP');
+    const inFlight = Array.from({ length: IN_FLIGHT }, () =>
+      request<{ email: string }>(stack.url('/v2/users/me'), { token: adminToken }),
+    );
+    await waitForGauge('gateway', 'http_requests_in_flight', IN_FLIGHT);
+    expect((await fetch(stack.opsUrl('gateway', '/readyz'))).status).toBe(200);
+
+    const exit = stack.terminateApp('gateway');
+    await waitFor('gateway /readyz 503', async () =>
+      (await fetch(stack.opsUrl('gateway', '/readyz'))).status === 503 ? true : undefined,
+    );
+    await waitFor('the public port to refuse connections', async () =>
+      (await refusesConnections(stack.ports.http)) ? true : undefined,
+    );
+
+    stack.signalApp('identity', 'SIGCONT');
+    const answers = await Promise.all(inFlight);
+    expect(answers.map((answer) => [answer.status, answer.body.email])).toEqual(
+      Array.from({ length: IN_FLIGHT }, () => [200, 'admin@shutdown.test']),
+    );
+    expect(await exit).toEqual({ code: 0, signal: null });
+    expect(await refusesConnections(stack.ports.http)).toBe(true);
+
+    await stack.startApp('gateway');
+  });
+
+  it('a backend service refuses new connections, finishes the calls in flight and exits 0', async () => {
+    // Password grants wait in auth for identity's password check while identity is frozen.
+    stack.signalApp('identity', 'SIGSTOP');
+    const inFlight = Array.from({ length: IN_FLIGHT }, () =>
+      request<{ access_token?: string }>(stack.url('/v2/auth/token'), {
+        body: { grant_type: 'password', username: 'admin@shutdown.test', password: ADMIN_PASSWORD },
+        headers: { 'x-forwarded-for': clientIp() },
+      }),
+    );
+    await waitForGauge('auth', 'grpc_server_in_flight', IN_FLIGHT);
+
+    const exit = stack.terminateApp('auth');
+    await waitFor('auth /readyz 503', async () =>
+      (await fetch(stack.opsUrl('auth', '/readyz'))).status === 503 ? true : undefined,
+    );
+    await waitFor('auth’s gRPC port to refuse connections', async () =>
+      (await refusesConnections(stack.ports.grpc.auth!)) ? true : undefined,
+    );
+
+    stack.signalApp('identity', 'SIGCONT');
+    const answers = await Promise.all(inFlight);
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: IN_FLIGHT }, () => 200));
+    for (const answer of answers) expect(answer.body.access_token).toEqual(expect.any(String));
+    expect(await exit).toEqual({ code: 0, signal: null });
+
+    // Started again, it serves as before.
+    await stack.startApp('auth');
+    const again = await request(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'password', username: 'admin@shutdown.test', password: ADMIN_PASSWORD },
+      headers: { 'x-forwarded-for': clientIp() },
+    });
+    expect(again.status).toBe(200);
+  });
+});
