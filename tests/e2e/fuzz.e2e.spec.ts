@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import net from 'node:net';
 
 import { request, TestStack, waitFor } from '@acct/testing';
@@ -49,35 +50,89 @@ async function check<Ts extends [unknown, ...unknown[]]>(
 
 /**
  * One HTTP/1.1 exchange over a raw socket, so request lines, header bytes and bodies reach the gateway
- * exactly as generated (fetch would normalise paths and refuse odd header values).
+ * exactly as generated (fetch would normalise paths and refuse odd header values). Like a keep-alive
+ * client, it does not ask the server to close: a server that answers before reading the whole body
+ * (401, 413) then discards the rest instead of resetting the connection under an unread answer. The
+ * exchange ends when the answer is complete (or the server closes).
  */
 function raw(port: number, { method, target, headers = [], body }: RawRequest): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
-    const lines = [`${method} ${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close'];
+    const lines = [`${method} ${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`];
     for (const [name, value] of headers) lines.push(`${name}: ${value}`);
     if (payload && !headers.some(([name]) => /^(content-length|transfer-encoding)$/i.test(name))) {
       lines.push(`Content-Length: ${payload.length}`);
     }
     const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'utf8');
     socket.setTimeout(30_000, () => socket.destroy(new Error(`no answer to ${method} ${target}`)));
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     let settled = false;
-    const finish = (error?: Error) => {
+    let failure: Error | undefined;
+    const finish = () => {
       if (settled) return;
       settled = true;
+      socket.destroy();
       const answer = parseAnswer(Buffer.concat(chunks));
       if (answer) resolve(answer);
-      else reject(error ?? new Error(`no HTTP answer to ${method} ${target.slice(0, 200)}`));
+      else reject(failure ?? new Error(`no HTTP answer to ${method} ${target.slice(0, 200)}`));
     };
-    socket.on('end', () => finish());
-    socket.on('close', () => finish());
-    // The gateway may answer (413) and close before it read the whole body: the answer still counts.
-    socket.on('error', (error) => finish(error));
-    socket.write(payload ? Buffer.concat([head, payload]) : head);
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (answerComplete(Buffer.concat(chunks), method)) finish();
+    });
+    socket.on('end', finish);
+    socket.on('close', finish);
+    socket.on('error', (error) => (failure = error)); // 'close' follows, with what arrived
+    socket.write(head);
+    if (payload) void writeUntilAnswered(socket, payload, () => chunks.length > 0);
   });
+}
+
+/** Whether `data` holds a whole answer: its head and all of its body (Content-Length or chunked). */
+function answerComplete(data: Buffer, method: string): boolean {
+  const end = data.indexOf('\r\n\r\n');
+  if (end < 0) return false;
+  const head = data.subarray(0, end).toString('latin1');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1]);
+  if (method === 'HEAD' || status === 204 || status === 304) return true;
+  const body = data.subarray(end + 4);
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1];
+  if (length !== undefined) return body.length >= Number(length);
+  if (/\r\ntransfer-encoding:\s*chunked/i.test(head))
+    return body.includes('\r\n0\r\n\r\n') || body.indexOf('0\r\n\r\n') === 0;
+  return false; // no length: the server ends the answer by closing
+}
+
+/**
+ * Writes the body in pieces, as a real client streams an upload, and stops as soon as the gateway has
+ * answered. Over the body limit it first waits a moment for an early answer, as curl does with
+ * `Expect: 100-continue`: the gateway refuses such a Content-Length with 413 before reading the body
+ * and may close the connection, and writing into a closed connection would lose that answer.
+ */
+async function writeUntilAnswered(socket: net.Socket, payload: Buffer, answered: () => boolean): Promise<void> {
+  const piece = 16 * 1024;
+  if (payload.length > BODY_LIMIT) {
+    await Promise.race([
+      once(socket, 'data'),
+      once(socket, 'close'),
+      new Promise((resolve) => setTimeout(resolve, 1000)),
+    ]);
+  }
+  for (let offset = 0; offset < payload.length; offset += piece) {
+    if (answered() || socket.destroyed) return;
+    if (!socket.write(payload.subarray(offset, offset + piece))) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          socket.off('drain', done);
+          socket.off('close', done);
+          resolve();
+        };
+        socket.once('drain', done);
+        socket.once('close', done);
+      });
+    }
+  }
 }
 
 function parseAnswer(data: Buffer): RawAnswer | undefined {

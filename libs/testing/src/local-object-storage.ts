@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -9,6 +10,7 @@ import { freePort } from './ports';
 const S3rver = require('s3rver') as new (options: Record<string, unknown>) => {
   run(): Promise<unknown>;
   close(): Promise<void>;
+  httpServer?: Server;
 };
 
 /** An S3-compatible store (s3rver) on a spare port with one bucket, data in a temporary folder. */
@@ -44,10 +46,14 @@ export class LocalObjectStorage {
     await this.server.run();
   }
 
+  /** Stops it as a crash or restart would: open connections (keep-alive, requests in flight) are dropped. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    await server?.close();
+    if (!server) return;
+    const closed = server.close(); // on its own, waits for every open connection to end
+    server.httpServer?.closeAllConnections();
+    await closed;
   }
 
   async dispose(): Promise<void> {
