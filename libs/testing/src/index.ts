@@ -1,5 +1,6 @@
 export * from './databases';
 export * from './dedicated-servers';
+export * from './fault-suite';
 export * from './faults';
 export * from './http';
 export * from './local-object-storage';

@@ -1,6 +1,7 @@
 import { Caller } from '@acct/access-token';
 
 import { AuthHarness } from '../test-support/auth-harness';
+import { passwordLogin } from '../test-support/login-requests';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
 import { VerifiedUser } from '../tokens/identity.client';
@@ -21,20 +22,14 @@ const identity = {
     Promise.resolve(email === USER.email && password === 'right-password' ? USER : undefined),
 };
 
-const attempt = (fields: Partial<TokenRequest>): TokenRequest => ({
-  grantType: 'password',
-  username: USER.email,
-  password: 'right-password',
-  scope: '',
-  mfaCode: '',
-  clientId: '',
-  clientSecret: '',
-  refreshToken: '',
-  clientIp: '203.0.113.50',
-  deviceId: 'laptop-7',
-  userAgent: 'audit-test/1.0',
-  ...fields,
-});
+const attempt = (fields: Partial<TokenRequest>): TokenRequest =>
+  passwordLogin({
+    username: USER.email,
+    clientIp: '203.0.113.50',
+    deviceId: 'laptop-7',
+    userAgent: 'audit-test/1.0',
+    ...fields,
+  });
 
 const callerOf = (roles: string[]): Caller => ({
   subject: USER.id,

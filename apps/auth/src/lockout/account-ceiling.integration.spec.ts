@@ -1,8 +1,8 @@
 import { METRICS_REGISTRY } from '@acct/observability';
-import { DomainError } from '@acct/problem';
 import { Registry } from 'prom-client';
 
 import { AuthHarness } from '../test-support/auth-harness';
+import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
@@ -28,29 +28,8 @@ class CountingIdentity {
   }
 }
 
-const attempt = (fields: Partial<TokenRequest>): TokenRequest => ({
-  grantType: 'password',
-  username: USER.email,
-  password: 'wrong',
-  scope: '',
-  mfaCode: '',
-  clientId: '',
-  clientSecret: '',
-  refreshToken: '',
-  clientIp: '198.51.100.1',
-  deviceId: '',
-  userAgent: 'jest',
-  ...fields,
-});
-
-const outcome = async (work: Promise<unknown>) => {
-  try {
-    await work;
-    return 'ok';
-  } catch (error) {
-    return (error as DomainError).code;
-  }
-};
+const attempt = (fields: Partial<TokenRequest>): TokenRequest =>
+  passwordLogin({ username: USER.email, password: 'wrong', clientIp: '198.51.100.1', ...fields });
 
 /** The n-th of many attacker IPs (10.x.y.z). */
 const ipNumber = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
@@ -67,7 +46,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     const outcomes: string[] = [];
     for (let index = 0; index < count; index += 1) {
       if (index % 5 === 0) nextIp += 1;
-      outcomes.push(await outcome(tokens.issue(attempt({ username, clientIp: ipNumber(nextIp) }))));
+      outcomes.push(await outcomeOf(tokens.issue(attempt({ username, clientIp: ipNumber(nextIp) }))));
     }
     nextIp += 1;
     return outcomes;
@@ -94,11 +73,11 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
   it('locks out new sources after 100 failures from many IPs, not known IPs or devices, for the hour', async () => {
     const username = 'ada@example.test';
     // The owner logged in before, from home and with a phone elsewhere.
-    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' })))).toBe(
-      'ok',
-    );
     expect(
-      await outcome(
+      await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
+    ).toBe('ok');
+    expect(
+      await outcomeOf(
         tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.2', deviceId: 'phone-1' })),
       ),
     ).toBe('ok');
@@ -116,15 +95,15 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect(locked.options.extensions).toMatchObject({ error: 'login_locked' });
     expect(identity.checks).toBe(checks); // refused without a password check
     expect(await lockouts('account')).toBe(started + 1);
-    expect(await outcome(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
+    expect(await outcomeOf(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
     expect(await lockouts('account')).toBe(started + 1); // counted once, when the lock starts
 
     // The owner's known IP, and the known device from an IP never seen, still get in.
-    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' })))).toBe(
-      'ok',
-    );
     expect(
-      await outcome(
+      await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
+    ).toBe('ok');
+    expect(
+      await outcomeOf(
         tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'phone-1' })),
       ),
     ).toBe('ok');
@@ -139,11 +118,11 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     ]);
 
     harness.clock.advance(59 * 60 * 1000);
-    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
       'login_locked',
     );
     harness.clock.advance(60 * 1000);
-    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
       'ok',
     );
   });
@@ -153,16 +132,16 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect((await failFromManyIps(username, ACCOUNT_MAX_FAILURES)).every((code) => code === 'invalid_grant')).toBe(
       true,
     );
-    expect(await outcome(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
+    expect(await outcomeOf(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
   });
 
   it('is not reset by a success from a new source, which takes a slot of its own', async () => {
     const username = 'grace@example.test';
     await failFromManyIps(username, ACCOUNT_MAX_FAILURES - 1);
-    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
       'ok',
     );
-    expect(await outcome(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
       'login_locked',
     );
   });
@@ -174,7 +153,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     // The last five slots, raced for by 25 attempts from 25 IPs.
     const outcomes = await Promise.all(
       Array.from({ length: 25 }, (_, index) =>
-        outcome(tokens.issue(attempt({ username, clientIp: ipNumber(50_000 + index) }))),
+        outcomeOf(tokens.issue(attempt({ username, clientIp: ipNumber(50_000 + index) }))),
       ),
     );
     expect(outcomes.filter((code) => code === 'invalid_grant')).toHaveLength(5);
@@ -191,7 +170,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     const before = await lockouts('pair');
     const ip = freshIp();
     for (let index = 0; index < 8; index += 1)
-      await outcome(tokens.issue(attempt({ username: 'ken@example.test', clientIp: ip })));
+      await outcomeOf(tokens.issue(attempt({ username: 'ken@example.test', clientIp: ip })));
     expect(await lockouts('pair')).toBe(before + 1);
   });
 });

@@ -1,6 +1,7 @@
 import { DomainError } from '@acct/problem';
 
 import { AuthHarness } from '../test-support/auth-harness';
+import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
 import { VerifiedUser } from '../tokens/identity.client';
@@ -24,28 +25,8 @@ class SlowIdentity {
   }
 }
 
-const attempt = (password: string, clientIp = '203.0.113.9', username = USER.email): TokenRequest => ({
-  grantType: 'password',
-  username,
-  password,
-  scope: '',
-  mfaCode: '',
-  clientId: '',
-  clientSecret: '',
-  refreshToken: '',
-  clientIp,
-  deviceId: '',
-  userAgent: 'jest',
-});
-
-const outcome = async (work: Promise<unknown>) => {
-  try {
-    await work;
-    return 'ok';
-  } catch (error) {
-    return (error as DomainError).code;
-  }
-};
+const attempt = (password: string, clientIp = '203.0.113.9', username = USER.email): TokenRequest =>
+  passwordLogin({ username, password, clientIp });
 
 describe('login lockout (real Postgres, injected clock)', () => {
   let database: TestDatabase;
@@ -67,28 +48,28 @@ describe('login lockout (real Postgres, injected clock)', () => {
   it('locks a (username, IP) pair after exactly 5 failures, correct password or not, for 15 minutes', async () => {
     const ip = '198.51.100.1';
     for (let index = 0; index < 5; index += 1)
-      expect(await outcome(tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+      expect(await outcomeOf(tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
     const locked = await tokens.issue(attempt('right-password', ip)).catch((error: DomainError) => error);
     expect(locked).toBeInstanceOf(DomainError);
     expect((locked as DomainError).code).toBe('login_locked');
     expect((locked as DomainError).status).toBe(429);
     expect((locked as DomainError).options.retryAfter).toBe(15 * 60);
     harness.clock.advance(14 * 60 * 1000);
-    expect(await outcome(tokens.issue(attempt('right-password', ip)))).toBe('login_locked');
+    expect(await outcomeOf(tokens.issue(attempt('right-password', ip)))).toBe('login_locked');
     harness.clock.advance(61 * 1000);
-    expect(await outcome(tokens.issue(attempt('right-password', ip)))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(attempt('right-password', ip)))).toBe('ok');
   });
 
   it('leaves other IPs of the same account alone', async () => {
-    for (let index = 0; index < 6; index += 1) await outcome(tokens.issue(attempt('wrong', '198.51.100.2')));
-    expect(await outcome(tokens.issue(attempt('wrong', '198.51.100.2')))).toBe('login_locked');
-    expect(await outcome(tokens.issue(attempt('right-password', '198.51.100.3')))).toBe('ok');
+    for (let index = 0; index < 6; index += 1) await outcomeOf(tokens.issue(attempt('wrong', '198.51.100.2')));
+    expect(await outcomeOf(tokens.issue(attempt('wrong', '198.51.100.2')))).toBe('login_locked');
+    expect(await outcomeOf(tokens.issue(attempt('right-password', '198.51.100.3')))).toBe('ok');
   });
 
   it('locks unknown usernames the same way', async () => {
     const statuses = [];
     for (let index = 0; index < 6; index += 1) {
-      statuses.push(await outcome(tokens.issue(attempt('whatever', '198.51.100.4', 'nobody@example.test'))));
+      statuses.push(await outcomeOf(tokens.issue(attempt('whatever', '198.51.100.4', 'nobody@example.test'))));
     }
     expect(statuses).toEqual([
       'invalid_grant',
@@ -102,16 +83,16 @@ describe('login lockout (real Postgres, injected clock)', () => {
 
   it('resets the count on success', async () => {
     const ip = '198.51.100.5';
-    for (let index = 0; index < 4; index += 1) await outcome(tokens.issue(attempt('wrong', ip)));
-    expect(await outcome(tokens.issue(attempt('right-password', ip)))).toBe('ok');
+    for (let index = 0; index < 4; index += 1) await outcomeOf(tokens.issue(attempt('wrong', ip)));
+    expect(await outcomeOf(tokens.issue(attempt('right-password', ip)))).toBe('ok');
     for (let index = 0; index < 5; index += 1)
-      expect(await outcome(tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+      expect(await outcomeOf(tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
   });
 
   it('checks at most 5 passwords when 20 wrong attempts arrive at once', async () => {
     const before = identity.checks;
     const outcomes = await Promise.all(
-      Array.from({ length: 20 }, () => outcome(tokens.issue(attempt('wrong', '198.51.100.6')))),
+      Array.from({ length: 20 }, () => outcomeOf(tokens.issue(attempt('wrong', '198.51.100.6')))),
     );
     expect(outcomes.filter((code) => code === 'invalid_grant')).toHaveLength(5);
     expect(outcomes.filter((code) => code === 'login_locked')).toHaveLength(15);

@@ -1,8 +1,8 @@
 import { Caller } from '@acct/access-token';
-import { DomainError } from '@acct/problem';
 import { generateSync } from 'otplib';
 
 import { AuthHarness } from '../test-support/auth-harness';
+import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
@@ -42,29 +42,7 @@ const callerOf = (fields: Partial<Caller> = {}): Caller => ({
   ...fields,
 });
 
-const login = (fields: Partial<TokenRequest>): TokenRequest => ({
-  grantType: 'password',
-  username: USER.email,
-  password: 'right-password',
-  scope: '',
-  mfaCode: '',
-  clientId: '',
-  clientSecret: '',
-  refreshToken: '',
-  clientIp: '203.0.113.10',
-  deviceId: '',
-  userAgent: 'jest',
-  ...fields,
-});
-
-const outcome = async (work: Promise<unknown>) => {
-  try {
-    await work;
-    return 'ok';
-  } catch (error) {
-    return (error as DomainError).code;
-  }
-};
+const login = (fields: Partial<TokenRequest>): TokenRequest => passwordLogin({ username: USER.email, ...fields });
 
 describe('MFA with TOTP (real Postgres, injected clock)', () => {
   let database: TestDatabase;
@@ -108,7 +86,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
   });
 
   it('does not ask an enrolled but unconfirmed account for a code', async () => {
-    expect(await outcome(tokens.issue(login({ clientIp: '203.0.113.11' })))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(login({ clientIp: '203.0.113.11' })))).toBe('ok');
   });
 
   it('refuses a wrong confirmation code with invalid_mfa_code and leaves MFA off', async () => {
@@ -142,7 +120,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     expect(await refusal(mfa.enroll(callerOf(), 'token'))).toMatchObject({ code: 'mfa_already_enabled', status: 409 });
     expect(await refusal(mfa.confirm(callerOf(), code()))).toMatchObject({ code: 'mfa_already_enabled' });
     nextStep();
-    expect(await outcome(tokens.issue(login({ mfaCode: code(), clientIp: '203.0.113.13' })))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(), clientIp: '203.0.113.13' })))).toBe('ok');
   });
 
   it('answers 403 mfa_required when the code is missing, with the OAuth members', async () => {
@@ -155,7 +133,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
   it('accepts a valid code once and refuses its replay, recording why in the audit', async () => {
     nextStep();
     const current = code();
-    expect(await outcome(tokens.issue(login({ mfaCode: current, clientIp: '203.0.113.15' })))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: current, clientIp: '203.0.113.15' })))).toBe('ok');
     const replay = await refusal(tokens.issue(login({ mfaCode: current, clientIp: '203.0.113.16' })));
     expect(replay.code).toBe('invalid_grant');
     expect(replay.status).toBe(400);
@@ -174,7 +152,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     const current = code();
     const outcomes = await Promise.all(
       ['203.0.113.17', '203.0.113.18', '203.0.113.19', '203.0.113.20'].map((clientIp) =>
-        outcome(tokens.issue(login({ mfaCode: current, clientIp }))),
+        outcomeOf(tokens.issue(login({ mfaCode: current, clientIp }))),
       ),
     );
     expect(outcomes.filter((result) => result === 'ok')).toHaveLength(1);
@@ -184,35 +162,35 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
   it('accepts codes one step either side of now, never older than the last accepted one', async () => {
     nextStep();
     const ip = '203.0.113.21';
-    expect(await outcome(tokens.issue(login({ mfaCode: code(-2), clientIp: ip })))).toBe('invalid_grant');
-    expect(await outcome(tokens.issue(login({ mfaCode: code(2), clientIp: ip })))).toBe('invalid_grant');
-    expect(await outcome(tokens.issue(login({ mfaCode: code(-1), clientIp: ip })))).toBe('ok');
-    expect(await outcome(tokens.issue(login({ mfaCode: code(1), clientIp: ip })))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(-2), clientIp: ip })))).toBe('invalid_grant');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(2), clientIp: ip })))).toBe('invalid_grant');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(-1), clientIp: ip })))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(1), clientIp: ip })))).toBe('ok');
     // The next step's code was taken, so the current one (an earlier step) is spent too.
-    expect(await outcome(tokens.issue(login({ mfaCode: code(0), clientIp: ip })))).toBe('invalid_grant');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(0), clientIp: ip })))).toBe('invalid_grant');
   });
 
   it('counts wrong codes as failed logins: five lock the (username, IP) pair', async () => {
     nextStep();
     const ip = '203.0.113.22';
     for (let index = 0; index < 5; index += 1) {
-      expect(await outcome(tokens.issue(login({ mfaCode: '000000', clientIp: ip })))).toBe('invalid_grant');
+      expect(await outcomeOf(tokens.issue(login({ mfaCode: '000000', clientIp: ip })))).toBe('invalid_grant');
     }
-    expect(await outcome(tokens.issue(login({ mfaCode: code(), clientIp: ip })))).toBe('login_locked');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(), clientIp: ip })))).toBe('login_locked');
   });
 
   it('counts a missing code as an attempt that never resets the lockout count', async () => {
     nextStep();
     const ip = '203.0.113.23';
     for (let index = 0; index < 3; index += 1) {
-      expect(await outcome(tokens.issue(login({ password: 'wrong', clientIp: ip })))).toBe('invalid_grant');
+      expect(await outcomeOf(tokens.issue(login({ password: 'wrong', clientIp: ip })))).toBe('invalid_grant');
     }
-    expect(await outcome(tokens.issue(login({ clientIp: ip })))).toBe('mfa_required');
-    expect(await outcome(tokens.issue(login({ password: 'wrong', clientIp: ip })))).toBe('invalid_grant');
-    expect(await outcome(tokens.issue(login({ mfaCode: code(), clientIp: ip })))).toBe('login_locked');
+    expect(await outcomeOf(tokens.issue(login({ clientIp: ip })))).toBe('mfa_required');
+    expect(await outcomeOf(tokens.issue(login({ password: 'wrong', clientIp: ip })))).toBe('invalid_grant');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(), clientIp: ip })))).toBe('login_locked');
   });
 
   it('leaves accounts without MFA alone', async () => {
-    expect(await outcome(tokens.issue(login({ username: PLAIN_USER.email, clientIp: '203.0.113.24' })))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(login({ username: PLAIN_USER.email, clientIp: '203.0.113.24' })))).toBe('ok');
   });
 });
