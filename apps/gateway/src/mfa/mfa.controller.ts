@@ -12,7 +12,7 @@ import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/ap
 const enrollBody = z.object({}).strict();
 const confirmBody = z.object({ code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict();
 const enrolment = z
-  .object({ secret: z.string().min(16), otpauth_uri: z.string().startsWith('otpauth://totp/') })
+  .object({ secret: z.string().min(16), otpauth_uri: z.string().regex(/^otpauth:\/\/totp\//) })
   .strict();
 const confirmation = z.object({ enabled: z.literal(true), confirmed_at: z.iso.datetime() }).strict();
 
