@@ -23,9 +23,10 @@ interface Budget {
  * checked, so concurrent attempts queue on the row and never take more than 100 slots. Once the budget
  * is spent, attempts from such sources get 429 `login_locked` until the hour since the window's first
  * attempt is over. Exempt, so the ceiling cannot lock the owner out: an IP or a device (`X-Device-Id`)
- * that has logged in successfully to the account before (recorded on every success). A success does
- * not reset the budget (the owner's devices do not need it, and a reset would hand an attacker a
- * fresh 100 every time the owner logs in); it costs a slot only the first time a source succeeds.
+ * that has logged in successfully to the account before (recorded on every success). Only failures
+ * count: a success from a new source gives its slot back while the budget is not spent (once spent,
+ * the lock stands for the rest of the hour). A success does not reset the budget either (the owner's
+ * devices do not need it, and a reset would hand an attacker a fresh 100 every time the owner logs in).
  */
 @Injectable()
 export class AccountCeilingPolicy implements LoginPolicy {
@@ -54,7 +55,8 @@ export class AccountCeilingPolicy implements LoginPolicy {
           WHEN login_account_throttles.window_started_at <= ${now}::timestamptz - make_interval(secs => ${ACCOUNT_WINDOW_SECONDS}) THEN ${now}
           ELSE login_account_throttles.window_started_at END
       RETURNING failures, refused, window_started_at`;
-    // Slots are never given back within a window, so a refusal is the only way `refused` grows.
+    // Slots are given back (by successes) only while nothing was refused, so once an attempt is
+    // refused every later one is too, until the window ends: `refused` > 0 means this one was.
     if (!budget || budget.refused === 0) return;
     if (budget.refused === 1) this.metrics.lockStarted('account');
     const endsAt = budget.window_started_at.getTime() + ACCOUNT_WINDOW_SECONDS * 1000;
@@ -71,9 +73,17 @@ export class AccountCeilingPolicy implements LoginPolicy {
   /** The failed attempt already holds its slot. */
   async afterFailure(): Promise<void> {}
 
-  /** Remembers the IP and the device as the account's own: exempt from now on. */
+  /**
+   * Gives back the slot a new source took (only failures count, ASVS 2.2.1) and remembers its IP and
+   * device as the account's own: exempt from now on.
+   */
   async afterSuccess(attempt: LoginAttempt): Promise<void> {
     const now = new Date(this.clock.now());
+    if (!(await this.isKnownSource(attempt))) {
+      await this.prisma.$executeRaw`
+        UPDATE login_account_throttles SET failures = failures - 1
+        WHERE username = ${attempt.username} AND refused = 0 AND failures > 0`;
+    }
     for (const [kind, value] of sourcesOf(attempt)) {
       await this.prisma.$executeRaw`
         INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at)
