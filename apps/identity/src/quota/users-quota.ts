@@ -11,7 +11,9 @@ import { Db } from '../prisma/transactions';
  * The org's "Users" quota (contract §5): the limit comes from the platform service (asked on the
  * caller's behalf, with its token); the count is identity's own, taken under a per-org lock inside the
  * creating transaction, so concurrent creations cannot overshoot it. If the platform cannot be asked,
- * creation goes on (a quota service outage must not stop sign-ups) and a warning is logged.
+ * creation goes on (a quota service outage must not stop sign-ups) and a warning is logged. The
+ * lookup gets half of GRPC_DEADLINE_MS: it runs inside the gateway's call to identity, which has the
+ * whole deadline, so a hung platform is given up on while the creation can still answer in time.
  */
 @Injectable()
 export class UsersQuota implements OnModuleDestroy {
@@ -35,7 +37,7 @@ export class UsersQuota implements OnModuleDestroy {
         this.platform,
         'getQuota',
         { dimension: 'api' },
-        this.config.GRPC_DEADLINE_MS,
+        Math.floor(this.config.GRPC_DEADLINE_MS / 2),
         metadata,
       );
       return quotas.find((quota) => quota.name === 'Users')?.limit;
