@@ -14,6 +14,8 @@ export const gatewayEnv = {
   RATE_LIMIT_REDIS_TIMEOUT_MS: millis(100),
   /** How long the gateway keeps an org's tiers before asking the platform again. */
   RATE_LIMIT_TIERS_TTL_MS: millis(10_000),
+  /** How long a request waits for the refresh of an org's expired tiers before the last known ones decide. */
+  RATE_LIMIT_TIERS_REFRESH_WAIT_MS: millis(500),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -12,6 +12,9 @@ interface Entry {
 /**
  * Each org's tiers as the platform service reports them, kept for a short TTL. While the platform is
  * unreachable the last known tiers stay in force (or the standard plan's, for an org never seen).
+ * Once an org's tiers have expired, a request waits for their refresh at most
+ * RATE_LIMIT_TIERS_REFRESH_WAIT_MS and is otherwise decided with the last known tiers while the
+ * refresh goes on, so a slow or hung platform costs a request that much, not a whole gRPC deadline.
  */
 @Injectable()
 export class TierCache {
@@ -33,7 +36,20 @@ export class TierCache {
       fetching = this.fetch(key, entry).finally(() => this.pending.delete(key));
       this.pending.set(key, fetching);
     }
-    return fetching;
+    if (!entry) return fetching; // nothing known yet: the fetch decides (bounded by the gRPC deadline)
+    return this.withinRefreshWait(fetching, entry.tiers);
+  }
+
+  private async withinRefreshWait(fetching: Promise<RateLimitTier[]>, known: RateLimitTier[]) {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<RateLimitTier[]>((resolve) => {
+      timer = setTimeout(() => resolve(known), this.config.RATE_LIMIT_TIERS_REFRESH_WAIT_MS);
+    });
+    try {
+      return await Promise.race([fetching, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async fetch(orgId: string, stale: Entry | undefined): Promise<RateLimitTier[]> {

@@ -1,0 +1,69 @@
+import { RateLimitTier, STANDARD_TIERS } from '@acct/limits';
+
+import { PlatformBackend } from '../backends/backends.module';
+import { GatewayConfig } from '../config';
+import { TierCache } from './tier-cache';
+
+const ORG = '3f0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f';
+const tiers = (rate: number): RateLimitTier[] => [{ ...STANDARD_TIERS[0], ratePerMinute: rate }];
+
+/** The platform as the cache calls it: each answer is resolved (or never) by the test. */
+class ScriptedPlatform {
+  calls = 0;
+  private answers: Array<(rate: number) => void> = [];
+
+  call(): Promise<{ tiers: RateLimitTier[] }> {
+    this.calls += 1;
+    return new Promise((resolve) => this.answers.push((rate) => resolve({ tiers: tiers(rate) })));
+  }
+
+  answer(rate: number) {
+    this.answers.shift()?.(rate);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('TierCache', () => {
+  const config = { RATE_LIMIT_TIERS_TTL_MS: 20, RATE_LIMIT_TIERS_REFRESH_WAIT_MS: 50 } as GatewayConfig;
+  let platform: ScriptedPlatform;
+  let cache: TierCache;
+
+  beforeEach(() => {
+    platform = new ScriptedPlatform();
+    cache = new TierCache(platform as unknown as PlatformBackend, config);
+  });
+
+  it('waits for the first answer about an org, and serves it from memory until it expires', async () => {
+    const first = cache.tiersOf(ORG);
+    platform.answer(600);
+    expect((await first)[0].ratePerMinute).toBe(600);
+    expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(600);
+    expect(platform.calls).toBe(1);
+  });
+
+  it('takes a prompt refresh of expired tiers at once', async () => {
+    const first = cache.tiersOf(ORG);
+    platform.answer(600);
+    await first;
+    await sleep(30);
+    const refreshed = cache.tiersOf(ORG);
+    platform.answer(900);
+    expect((await refreshed)[0].ratePerMinute).toBe(900);
+  });
+
+  it('decides with the last known tiers when the refresh is slow, and uses the refresh once it arrives', async () => {
+    const first = cache.tiersOf(ORG);
+    platform.answer(600);
+    await first;
+    await sleep(30);
+    // The platform does not answer (yet): the request is still decided, with what was known.
+    expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(600);
+    // Requests meanwhile share the one refresh in flight.
+    await cache.tiersOf(ORG);
+    expect(platform.calls).toBe(2);
+    platform.answer(900);
+    await sleep(0);
+    expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(900);
+  });
+});
