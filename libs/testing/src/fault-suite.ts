@@ -8,6 +8,7 @@ import {
   runFault,
 } from './faults';
 import { request } from './http';
+import { SmtpCatcher } from './smtp-catcher';
 import { TestStack } from './stack';
 import { SteadyLoad } from './steady-load';
 import { waitFor } from './wait';
@@ -25,6 +26,11 @@ export interface FaultCell {
   health: HealthStatus;
   requestsMayFail: boolean;
 }
+
+/** How long before a mailer crash an accepted mail may still lack its archived copy (one storage write). */
+const CRASH_WINDOW_MS = 2000;
+/** The crash is timed as the signal is sent; the process dies a moment later. */
+const SIGNAL_MARGIN_MS = 500;
 
 /** GRPC_DEADLINE_MS (2 s) plus room for a shared 2-core machine: no request may take longer. */
 export const ANSWER_DEADLINE_MS = 6000;
@@ -110,13 +116,32 @@ export class FaultSuite {
     };
   }
 
-  /** Stops the load, lets it settle and lists what was lost or doubled (see lostOrDoubledWrites). */
-  async lostOrDoubledWrites(mailsTo: (address: string) => number): Promise<string[]> {
+  /**
+   * Stops the load, lets it settle and lists what was lost or doubled (see lostOrDoubledWrites). The
+   * one repeat the mailer documents is allowed: a crash (`mailerCrashes`, when they happened) just
+   * after the mail server accepted a message and before its archived copy was written sends that
+   * message again on redelivery, with the same Message-ID.
+   */
+  async lostOrDoubledWrites(smtp: SmtpCatcher, mailerCrashes: readonly number[] = []): Promise<string[]> {
     await this.load.stop();
     await this.load.settle(90_000);
     const token = await this.clientToken('192.0.2.201');
     if (!token) return ['no client token after the faults'];
-    return lostOrDoubledWrites(this.load, { gateway: this.stack.url(''), token, mailsTo });
+    const repeatExplained = (address: string) => {
+      const [first, second] = smtp.to(address);
+      return (
+        first.messageId === second.messageId &&
+        mailerCrashes.some(
+          (crash) => first.receivedAt > crash - CRASH_WINDOW_MS && first.receivedAt < crash + SIGNAL_MARGIN_MS,
+        )
+      );
+    };
+    return lostOrDoubledWrites(this.load, {
+      gateway: this.stack.url(''),
+      token,
+      mailsTo: (address) => smtp.to(address).length,
+      repeatExplained,
+    });
   }
 
   summary(label: string): string {

@@ -9,6 +9,8 @@ export interface CaughtMail {
   text: string;
   html: string;
   messageId: string;
+  /** When the server accepted it (ms since the epoch). */
+  receivedAt: number;
 }
 
 /** A real SMTP server (the `smtp-server` package) on a spare port that keeps what it receives. */
@@ -36,6 +38,7 @@ export class SmtpCatcher {
               text: parsed.text ?? '',
               html: typeof parsed.html === 'string' ? parsed.html : '',
               messageId: parsed.messageId ?? '',
+              receivedAt: Date.now(),
             });
             callback();
           })
