@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { valueWithin } from '@acct/observability';
 import {
   acceptsConnections,
   APPS,
@@ -16,7 +17,6 @@ import {
   sparePorts,
   Up,
   upEnvironment,
-  within,
 } from '@acct/testing';
 import nodemailer from 'nodemailer';
 
@@ -112,7 +112,7 @@ describe('npm run up (tools/up.mjs --json) on spare ports with its own databases
   it('stops every process on Ctrl-C (SIGINT) and exits 0 within 20 s, leaving no port open', async () => {
     const sentAt = Date.now();
     up.signal('SIGINT');
-    const outcome = await within(up.exited, 20_000, 'still running after 20 s');
+    const outcome = await valueWithin(up.exited, 20_000, 'still running after 20 s');
     expect(outcome).toEqual({ code: 0, signal: null });
     expect(Date.now() - sentAt).toBeLessThan(20_000);
     expect(up.stderr).toContain('✔ stopped');
@@ -124,7 +124,7 @@ describe('npm run up (tools/up.mjs --json) on spare ports with its own databases
   it('stops everything and exits 1, naming the process, when one of them dies', async () => {
     // The mailer refuses this configuration at start-up and exits 1; the others start normally.
     failing = new Up({ ...env, MAILER_OPS_PORT: 'not-a-port' });
-    const outcome = await within(failing.exited, 200_000, 'still running');
+    const outcome = await valueWithin(failing.exited, 200_000, 'still running');
     expect(outcome).toEqual({ code: 1, signal: null });
     expect(failing.stderr).toContain('✖ mailer exited unexpectedly (exit code 1)');
     expect(failing.logLines()).toContainEqual(expect.objectContaining({ service: 'mailer', level: 'fatal' }));

@@ -1,3 +1,4 @@
+import { withTimeout } from '@acct/observability';
 import { connect, JetStreamClient, NatsConnection } from 'nats';
 
 import { ensureStream } from './streams';
@@ -62,14 +63,4 @@ export class JetStreamPublisher {
       });
     return this.ready;
   }
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    work,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(message)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,4 @@
-import { READINESS_CHECKS, ReadinessCheck } from '@acct/observability';
+import { READINESS_CHECKS, ReadinessCheck, withTimeout } from '@acct/observability';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 
@@ -19,16 +19,10 @@ export class GrpcHealthController {
 
   @GrpcMethod('Health', 'Check')
   async check(): Promise<{ status: ServingStatus }> {
-    const results = await Promise.allSettled(this.checks.map((readiness) => withTimeout(readiness.check())));
+    const results = await Promise.allSettled(
+      this.checks.map((readiness) => withTimeout(readiness.check(), CHECK_TIMEOUT_MS, 'readiness check timed out')),
+    );
     const serving = results.every((result) => result.status === 'fulfilled');
     return { status: serving ? 'SERVING' : 'NOT_SERVING' };
   }
-}
-
-function withTimeout(work: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('readiness check timed out')), CHECK_TIMEOUT_MS);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,7 @@
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 
+import { valueWithin } from './time-limit';
+
 /** Ops endpoints are scraped and probed all the time; traces of them would only be noise. */
 const UNTRACED_PATHS = new Set(['/livez', '/readyz', '/metrics']);
 
@@ -65,7 +67,5 @@ export async function stopTracing(): Promise<void> {
   if (!sdk) return;
   const flushed = sdk.shutdown().catch(() => undefined);
   sdk = undefined;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([flushed, new Promise((resolve) => (timer = setTimeout(resolve, FLUSH_TIMEOUT_MS)))]);
-  clearTimeout(timer);
+  await valueWithin(flushed, FLUSH_TIMEOUT_MS, undefined);
 }

@@ -3,6 +3,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 
+import { valueWithin } from '@acct/observability';
+
 import { databaseUrl } from './databases';
 import { freePort } from './ports';
 import { repositoryRoot } from './stack';
@@ -90,17 +92,6 @@ export const acceptsConnections = (port: number) =>
     socket.once('error', () => resolve(false));
   });
 
-/** The promise's value, or `fallback` once `ms` have passed (the timer never outlives the wait). */
-export async function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** `node tools/up.mjs --json` as a child, its output collected. */
 export class Up {
   stdout = '';
@@ -153,6 +144,6 @@ export class Up {
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.kill('SIGTERM');
-    if ((await within(this.exited, 30_000, 'running')) === 'running') this.child.kill('SIGKILL');
+    if ((await valueWithin(this.exited, 30_000, 'running')) === 'running') this.child.kill('SIGKILL');
   }
 }

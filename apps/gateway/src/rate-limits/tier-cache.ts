@@ -1,4 +1,5 @@
 import { RateLimitTier, STANDARD_TIERS, TierScope } from '@acct/limits';
+import { valueWithin } from '@acct/observability';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { PlatformBackend } from '../backends/backends.module';
@@ -37,19 +38,7 @@ export class TierCache {
       this.pending.set(key, fetching);
     }
     if (!entry) return fetching; // nothing known yet: the fetch decides (bounded by the gRPC deadline)
-    return this.withinRefreshWait(fetching, entry.tiers);
-  }
-
-  private async withinRefreshWait(fetching: Promise<RateLimitTier[]>, known: RateLimitTier[]) {
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<RateLimitTier[]>((resolve) => {
-      timer = setTimeout(() => resolve(known), this.config.RATE_LIMIT_TIERS_REFRESH_WAIT_MS);
-    });
-    try {
-      return await Promise.race([fetching, waited]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return valueWithin(fetching, this.config.RATE_LIMIT_TIERS_REFRESH_WAIT_MS, entry.tiers);
   }
 
   private async fetch(orgId: string, stale: Entry | undefined): Promise<RateLimitTier[]> {

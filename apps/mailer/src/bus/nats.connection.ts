@@ -1,4 +1,4 @@
-import { ReadinessCheck } from '@acct/observability';
+import { ReadinessCheck, withTimeout } from '@acct/observability';
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
 
@@ -29,10 +29,7 @@ export class NatsConnectionProvider implements ReadinessCheck, OnModuleDestroy {
   }
 
   async check() {
-    const connection = await Promise.race([
-      this.get(),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('not connected')), 1000).unref()),
-    ]);
+    const connection = await withTimeout(this.get(), 1000, 'not connected');
     await connection.rtt();
   }
 

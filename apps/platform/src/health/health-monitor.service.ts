@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
+import { withTimeout } from '@acct/observability';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
 import { PLATFORM_CONFIG, PlatformConfig } from '../config';
@@ -67,14 +68,8 @@ export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy {
   private async probe(probe: Probe): Promise<ComponentResult> {
     const timeoutMs = this.config.HEALTH_PROBE_TIMEOUT_MS;
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        probe.run(timeoutMs),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      await withTimeout(probe.run(timeoutMs), timeoutMs, `no answer within ${timeoutMs} ms`);
       return { component: probe.component, critical: probe.critical, status: 'up', latencyMs: elapsed(started) };
     } catch (error) {
       return {
@@ -84,8 +79,6 @@ export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy {
         latencyMs: elapsed(started),
         error: error instanceof Error ? error.message || error.name : String(error),
       };
-    } finally {
-      clearTimeout(timer);
     }
   }
 }
