@@ -79,16 +79,20 @@ export class AccountCeilingPolicy implements LoginPolicy {
    */
   async afterSuccess(attempt: LoginAttempt): Promise<void> {
     const now = new Date(this.clock.now());
-    if (!(await this.isKnownSource(attempt))) {
+    // A source none of whose parts was known yet took a slot before its password check.
+    let tookSlot = true;
+    for (const [kind, value] of sourcesOf(attempt)) {
+      const [row] = await this.prisma.$queryRaw<Array<{ inserted: boolean }>>`
+        INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at)
+        VALUES (${attempt.username}, ${kind}, ${value}, ${now}, ${now})
+        ON CONFLICT (username, kind, value) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
+        RETURNING (xmax = 0) AS inserted`;
+      if (!row?.inserted) tookSlot = false;
+    }
+    if (tookSlot) {
       await this.prisma.$executeRaw`
         UPDATE login_account_throttles SET failures = failures - 1
         WHERE username = ${attempt.username} AND refused = 0 AND failures > 0`;
-    }
-    for (const [kind, value] of sourcesOf(attempt)) {
-      await this.prisma.$executeRaw`
-        INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at)
-        VALUES (${attempt.username}, ${kind}, ${value}, ${now}, ${now})
-        ON CONFLICT (username, kind, value) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at`;
     }
   }
 
