@@ -18,6 +18,24 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
+async function waitForSessionsToEnd(database: string, timeoutMs = 2000): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresServerUrl().toString() });
+  await client.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const { rows } = await client.query<{ count: string }>(
+        'SELECT count(*) FROM pg_stat_activity WHERE datname = $1',
+        [database],
+      );
+      if (rows[0]?.count === '0') return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 export interface TestDatabase {
   url: string;
   /** Plain SQL against it, for checks the services do not expose. */
@@ -44,6 +62,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       (await pool.query<Row>(sql, values)).rows,
     drop: async () => {
       await pool.end();
+      // Connections a closed app is still hanging up get a moment to go, so FORCE does not kill one
+      // mid-close (its client would report the kill as an unhandled error in the spec).
+      await waitForSessionsToEnd(name);
       await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     },
   };
