@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import path from 'node:path';
 
 import pg from 'pg';
 
@@ -20,8 +21,14 @@ export function databaseUrl(database: string, port?: number): string {
   return url.toString();
 }
 
+/**
+ * Named after the checkout, so two checkouts on one Postgres (worktrees of different branches, with
+ * different migrations) never migrate or clone each other's template.
+ */
+const checkout = createHash('sha256').update(path.resolve(__dirname, '../../..')).digest('hex').slice(0, 8);
+
 /** Migrated once per test run by the global setup; every test stack clones it. */
-export const templateDatabase = (service: ServiceWithDatabase) => `acct_template_${service}`;
+export const templateDatabase = (service: ServiceWithDatabase) => `acct_template_${service}_${checkout}`;
 
 async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: postgresServerUrl().toString() });
