@@ -4,7 +4,7 @@ const swcrc = require('./.swcrc.json.cjs');
 
 const root = __dirname;
 const aliases = {
-  '^@acct/(contracts|config|problem|observability|grpc|testing|database|access-token|limits|events)$': path.join(
+  '^@acct/(contracts|config|problem|observability|grpc|testing|database|access-token|limits|events|clock)$': path.join(
     root,
     'libs/$1/src/index.ts',
   ),

@@ -15,6 +15,7 @@ const libs = new Set([
   'access-token',
   'limits',
   'events',
+  'clock',
 ]);
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function resolveAlias(request, ...rest) {

@@ -1,10 +1,10 @@
 import { AccessTokenVerifier } from '@acct/access-token';
+import { ClockModule } from '@acct/clock';
 import { ACCESS_TOKEN_VERIFIER, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
 import { AuthGrpcController } from './auth.grpc-controller';
-import { ClockModule } from './clock';
 import { AUTH_CONFIG, AuthConfig } from './config';
 import { KeysModule } from './keys/keys.module';
 import { SigningKeyReadiness, SigningKeyService } from './keys/signing-key.service';

@@ -12,6 +12,7 @@ import 'reflect-metadata';
 
 import { parseArgs } from 'node:util';
 
+import { SystemClock } from '@acct/clock';
 import { ConfigError } from '@acct/config';
 import { createLogger, NestPinoLogger } from '@acct/observability';
 import { DomainError } from '@acct/problem';
@@ -20,7 +21,6 @@ import pino from 'pino';
 
 import { ClientRepository } from './clients/client.repository';
 import { ClientService } from './clients/client.service';
-import { SystemClock } from './clock';
 import { AuthConfig, loadAuthConfig } from './config';
 import { SigningKeyRepository } from './keys/signing-key.repository';
 import { SigningKeyService } from './keys/signing-key.service';

@@ -1,9 +1,9 @@
+import { ClockModule } from '@acct/clock';
 import { remoteVerifierProvider, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
 import { ActivationModule } from './activation/activation.module';
-import { ClockModule } from './clock';
 import { IDENTITY_CONFIG, IdentityConfig } from './config';
 import { PasswordsModule } from './passwords/passwords.module';
 import { PrismaModule } from './prisma/prisma.module';

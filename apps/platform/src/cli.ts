@@ -2,11 +2,11 @@ import 'reflect-metadata';
 
 import { parseArgs } from 'node:util';
 
+import { STANDARD_QUOTAS } from '@acct/limits';
 import { DomainError } from '@acct/problem';
 
 import { loadPlatformConfig } from './config';
 import { PrismaService } from './prisma/prisma.service';
-import { STANDARD_QUOTAS } from './quotas/plan-quotas';
 import { QuotasRepository } from './quotas/quotas.repository';
 import { RateLimitsRepository } from './rate-limits/rate-limits.repository';
 import { RateLimitsService } from './rate-limits/rate-limits.service';

@@ -1,3 +1,4 @@
+export * from './authorization';
 export * from './bearer';
 export * from './caller';
 export * from './scopes';

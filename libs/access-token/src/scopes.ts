@@ -4,11 +4,17 @@ export type Role = (typeof ROLES)[number];
 
 export const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
 
+/** The scopes of the public API (interface §4). */
+export const USERS_READ_SCOPE = 'users:read';
+export const USERS_WRITE_SCOPE = 'users:write';
+export const SYSTEM_READ_SCOPE = 'system:read';
+export const INSTANCES_WRITE_SCOPE = 'instances:write';
+
 /** Contract §4: the scopes a token gets when none are asked for. */
 export const ROLE_DEFAULT_SCOPES: Record<Role, readonly string[]> = {
-  admin: ['users:read', 'users:write', 'system:read', 'instances:write'],
-  member: ['users:read', 'system:read', 'instances:write'],
-  viewer: ['users:read', 'system:read'],
+  admin: [USERS_READ_SCOPE, USERS_WRITE_SCOPE, SYSTEM_READ_SCOPE, INSTANCES_WRITE_SCOPE],
+  member: [USERS_READ_SCOPE, SYSTEM_READ_SCOPE, INSTANCES_WRITE_SCOPE],
+  viewer: [USERS_READ_SCOPE, SYSTEM_READ_SCOPE],
 };
 
 /** Scope of the one-time activation / password-reset credential (contract §3). */

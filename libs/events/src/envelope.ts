@@ -1,3 +1,4 @@
+import { EGRESS_QUOTA, INSTANCES_QUOTA, OBJECT_STORAGE_QUOTA, VCPU_QUOTA } from '@acct/limits';
 import { z } from 'zod';
 
 /**
@@ -18,11 +19,11 @@ export const USER_CREATED = 'identity.user.created';
 export const USER_ACTIVATED = 'identity.user.activated';
 export const PASSWORD_RESET_REQUESTED = 'identity.user.password_reset_requested';
 
-/** Quotas other platform services report usage for; `used` is the current total (a gauge). */
+/** Quotas other platform services report usage for, by dimension; `used` is the current total (a gauge). */
 export const USAGE_METRICS = {
-  compute: ['vCPU cores', 'Instances'],
-  storage: ['Object storage'],
-  network: ['Egress traffic'],
+  compute: [VCPU_QUOTA.name, INSTANCES_QUOTA.name],
+  storage: [OBJECT_STORAGE_QUOTA.name],
+  network: [EGRESS_QUOTA.name],
 } as const;
 
 export const usageReported = envelope(

@@ -3,6 +3,7 @@ export * from './caller.guard';
 export * from './client-call';
 export * from './dependency-failure';
 export * from './error-mapping';
+export * from './grpc-client';
 export * from './health.controller';
 export * from './health-client';
 export * from './jwks-source';

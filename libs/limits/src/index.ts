@@ -1,2 +1,3 @@
+export * from './quotas';
 export * from './tiers';
 export * from './token-bucket';

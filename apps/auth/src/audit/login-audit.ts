@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { Caller } from '@acct/access-token';
+import { Caller, requireRole } from '@acct/access-token';
+import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
 import { DomainError } from '@acct/problem';
 import { Injectable, Logger } from '@nestjs/common';
 
-import { Clock } from '../clock';
 import { PrismaService } from '../prisma/prisma.service';
 import { TokenRequest } from '../tokens/grants/grant';
 
@@ -55,9 +55,7 @@ export class LoginAudit {
 
   /** The caller's org's entries, newest first; only for callers holding the admin role. */
   async list(caller: Caller, limit: number, before: string): Promise<authV1.LoginAuditEntry[]> {
-    if (!caller.roles.includes('admin')) {
-      throw new DomainError('forbidden', "Only the org's admins may read the login audit.");
-    }
+    requireRole(caller, 'admin', "Only the org's admins may read the login audit.");
     const beforeDate = before ? new Date(before) : undefined;
     if (beforeDate && Number.isNaN(beforeDate.getTime())) {
       throw new DomainError('validation_failed', 'before must be an ISO 8601 time.', {

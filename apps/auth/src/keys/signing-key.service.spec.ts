@@ -1,9 +1,9 @@
 import { AccessTokenVerifier } from '@acct/access-token';
+import { FakeClock } from '@acct/clock';
 import { compactVerify, importJWK, SignJWT } from 'jose';
 
 import { AuthConfig, loadAuthConfig } from '../config';
 import { PrismaService } from '../prisma/prisma.service';
-import { FakeClock } from '../test-support/fake-clock';
 import { quietNestLogs } from '../test-support/quiet-logs';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { SigningKeyRepository } from './signing-key.repository';

@@ -1,10 +1,10 @@
 import { SIGNING_ALGORITHM } from '@acct/access-token';
+import { Clock } from '@acct/clock';
 import { ReadinessCheck } from '@acct/observability';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, JWK, KeyLike } from 'jose';
 
-import { Clock } from '../clock';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { KeyEncryption } from './key-encryption';
 import { NewSigningKey, SigningKeyRepository, StoredSigningKey } from './signing-key.repository';

@@ -1,7 +1,7 @@
+import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
-import { Clock } from '../clock';
 import { AuthMetrics } from '../metrics/auth-metrics';
 import { PrismaService } from '../prisma/prisma.service';
 import { LoginAttempt, LoginPolicy } from '../tokens/login-policy';

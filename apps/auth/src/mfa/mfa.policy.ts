@@ -1,8 +1,8 @@
+import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { withAuditReason } from '../audit/audit-reason';
-import { Clock } from '../clock';
 import { LoggedInUser, LoginAttempt, LoginPolicy } from '../tokens/login-policy';
 import { MfaRepository } from './mfa.repository';
 import { matchingStep } from './totp';

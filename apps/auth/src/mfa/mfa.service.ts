@@ -1,17 +1,14 @@
-import { Caller } from '@acct/access-token';
+import { Caller, requireScope, requireUser, USERS_READ_SCOPE } from '@acct/access-token';
+import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 
-import { Clock } from '../clock';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { IdentityClient } from '../tokens/identity.client';
 import { MfaRepository } from './mfa.repository';
 import { matchingStep, newTotpSecret, totpUri } from './totp';
 import { TotpSecrets } from './totp-secrets';
-
-/** The scope `/v2/users/me` needs: every role holds it, so every user can protect their own account. */
-export const MFA_SCOPE = 'users:read';
 
 /**
  * TOTP enrolment and confirmation (contract §4) for the calling user: the user is the subject of the
@@ -32,7 +29,7 @@ export class MfaService {
    * 409 `mfa_already_enabled` (turning it off or replacing it is not offered yet).
    */
   async enroll(caller: Caller, callerToken: string): Promise<authV1.EnrollTotpResponse> {
-    requireUser(caller);
+    requireMfaCaller(caller);
     const secret = newTotpSecret();
     const saved = await this.repository.savePending(
       caller.subject,
@@ -46,7 +43,7 @@ export class MfaService {
 
   /** A correct code for the pending secret enables MFA; its time step then counts as used. */
   async confirm(caller: Caller, code: string): Promise<authV1.ConfirmTotpResponse> {
-    requireUser(caller);
+    requireMfaCaller(caller);
     const stored = await this.repository.find(caller.subject);
     if (!stored) {
       throw new DomainError('mfa_not_enrolled', 'There is no TOTP secret to confirm; enrol first.');
@@ -67,13 +64,13 @@ export class MfaService {
   }
 }
 
-function requireUser(caller: Caller): void {
-  if (caller.kind !== 'user') throw new DomainError('forbidden', 'Only users can enrol a second factor.');
-  if (!caller.scopes.has(MFA_SCOPE)) {
-    throw new DomainError('insufficient_scope', `This operation needs the ${MFA_SCOPE} scope.`, {
-      headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${MFA_SCOPE}"` },
-    });
-  }
+/**
+ * A user (clients have no second factor) with the scope `/v2/users/me` needs: every role holds
+ * `users:read`, so every user can protect their own account.
+ */
+function requireMfaCaller(caller: Caller): void {
+  requireUser(caller, 'Only users can enrol a second factor.');
+  requireScope(caller, USERS_READ_SCOPE);
 }
 
 const alreadyEnabled = () =>

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
+import { Clock } from '@acct/clock';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
-import { Clock } from '../clock';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { grantScopes } from '../oauth/scope';

@@ -1,3 +1,4 @@
+import { Clock, FakeClock } from '@acct/clock';
 import { grpcServerOptions } from '@acct/grpc';
 import { freePort } from '@acct/testing';
 import { INestMicroservice, Type } from '@nestjs/common';
@@ -5,11 +6,9 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 
 import { AppModule } from '../app.module';
-import { Clock } from '../clock';
 import { AuthConfig, loadAuthConfig } from '../config';
 import { IdentityClient } from '../tokens/identity.client';
 import { LOGIN_POLICIES, LoginPolicy } from '../tokens/login-policy';
-import { FakeClock } from './fake-clock';
 import { PROTO_DIR } from './fake-identity';
 import { quietNestLogs } from './quiet-logs';
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
 import { ACCESS_TOKEN_TYPE, AccessTokenClaims, SIGNING_ALGORITHM } from '@acct/access-token';
+import { Clock } from '@acct/clock';
 import { Inject, Injectable } from '@nestjs/common';
 import { SignJWT } from 'jose';
 
-import { Clock } from '../clock';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { SigningKeyService } from '../keys/signing-key.service';
 

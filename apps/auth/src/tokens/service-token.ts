@@ -1,7 +1,7 @@
 import { INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
+import { Clock } from '@acct/clock';
 import { Inject, Injectable } from '@nestjs/common';
 
-import { Clock } from '../clock';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { AccessTokenIssuer } from './access-token.issuer';
 

@@ -1,4 +1,4 @@
-import { AccessTokenVerifier, bearerToken, Caller } from '@acct/access-token';
+import { AccessTokenVerifier, bearerToken, Caller, requireScope } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -45,11 +45,7 @@ export class AuthGuard implements CanActivate {
 
   private checkScope(caller: Caller, targets: Parameters<Reflector['getAllAndOverride']>[1]): boolean {
     const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);
-    if (scope && !caller.scopes.has(scope)) {
-      throw new DomainError('insufficient_scope', `This operation needs the scope ${scope}.`, {
-        headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` },
-      });
-    }
+    if (scope) requireScope(caller, scope, { realm: REALM });
     return true;
   }
 }

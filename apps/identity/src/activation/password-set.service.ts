@@ -1,11 +1,11 @@
 import { Caller } from '@acct/access-token';
+import { requireScope } from '@acct/access-token';
+import { Clock } from '@acct/clock';
 import { identityV1 } from '@acct/contracts';
 import { PASSWORD_RESET_REQUESTED, USER_ACTIVATED } from '@acct/events';
 import { DomainError, validationFailed } from '@acct/problem';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 
-import { requireScope } from '../authorization';
-import { CLOCK, Clock } from '../clock';
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxRepository } from '../outbox/outbox.repository';
 import { PasswordHasher } from '../passwords/password-hasher';
@@ -36,13 +36,13 @@ export class PasswordSetService {
     private readonly hasher: PasswordHasher,
     private readonly outbox: OutboxRepository,
     private readonly relay: OutboxRelay,
-    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly clock: Clock,
   ) {}
 
   async setPassword(token: string, password: string): Promise<identityV1.User> {
     const problem = passwordProblem(password);
     if (problem) throw validationFailed([{ field: 'password', message: problem }]);
-    const now = this.clock.now();
+    const now = this.clock.date();
     const found = await this.prisma.passwordSetToken.findUnique({ where: { tokenHash: hashToken(token) } });
     if (!found || found.usedAt || found.expiresAt <= now) throw invalidToken();
     const passwordHash = await this.hasher.hash(password);
@@ -78,7 +78,7 @@ export class PasswordSetService {
     requireScope(caller, 'users:write');
     const user = await this.users.findInOrg(caller.orgId, userId);
     if (!user) throw new DomainError('not_found', 'No such user.');
-    const now = this.clock.now();
+    const now = this.clock.date();
     const issued = await this.transactions.run(async (db) => {
       const token = await this.tokens.issue(db, user.id, now);
       if (sendEmail) {

@@ -1,7 +1,7 @@
+import { Clock, SystemClock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import type { Logger } from 'pino';
 
-import { Clock, systemClock } from '../clock';
 import { IdentityConfig } from '../config';
 import { OrgsRepository } from '../orgs/orgs.repository';
 import { OutboxRepository } from '../outbox/outbox.repository';
@@ -52,7 +52,7 @@ export function parseBootstrapArgs(args: readonly string[]): BootstrapInput {
 export function createBootstrapService(
   prisma: PrismaService,
   config: IdentityConfig,
-  clock: Clock = systemClock,
+  clock: Clock = new SystemClock(),
 ): BootstrapService {
   return new BootstrapService(
     new OrgsRepository(prisma),

@@ -1,8 +1,8 @@
+import { Clock } from '@acct/clock';
 import { USER_CREATED } from '@acct/events';
 import { DomainError } from '@acct/problem';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 
-import { CLOCK, Clock } from '../clock';
 import { newId } from '../ids';
 import { orgNameProblem } from '../orgs/org-rules';
 import { OrgsRepository } from '../orgs/orgs.repository';
@@ -71,7 +71,7 @@ export class BootstrapService {
     private readonly hasher: PasswordHasher,
     private readonly transactions: Transactions,
     private readonly outbox: OutboxRepository,
-    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly clock: Clock,
   ) {}
 
   async bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
@@ -105,7 +105,7 @@ export class BootstrapService {
   private async create(valid: ValidBootstrap): Promise<BootstrapResult> {
     const passwordHash = await this.hasher.hash(valid.password);
     return this.transactions.run(async (db) => {
-      const now = this.clock.now();
+      const now = this.clock.date();
       const org = await this.orgs.ensure(valid.orgName, newId(), now, db);
       const admin = await this.users.create(
         org.id,

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Clock } from '@acct/clock';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
-import { CLOCK, Clock } from '../clock';
 import { IdempotencyRepository } from './idempotency.repository';
 import { PURGE_INTERVAL_MS } from './idempotency-rules';
 
@@ -13,7 +13,7 @@ export class IdempotencyPurger implements OnApplicationBootstrap, OnModuleDestro
 
   constructor(
     private readonly keys: IdempotencyRepository,
-    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap() {
@@ -29,7 +29,7 @@ export class IdempotencyPurger implements OnApplicationBootstrap, OnModuleDestro
   /** One purge; never throws (a database outage only delays it). Returns how many keys went. */
   purge(): Promise<number> {
     this.running ??= this.keys
-      .purgeExpired(this.clock.now())
+      .purgeExpired(this.clock.date())
       .then((count) => {
         if (count > 0) this.logger.log(`purged ${count} expired idempotency keys`);
         return count;

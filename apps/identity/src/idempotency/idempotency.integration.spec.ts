@@ -217,7 +217,7 @@ describe('Idempotency-Key on CreateUser against Postgres', () => {
     });
 
     it('takes over a claim abandoned by a crashed worker once its lease has run out', async () => {
-      const now = identity.clock.now();
+      const now = identity.clock.date();
       await keys.insertClaim(call('crashed'), {
         fingerprint: 'f',
         claimToken: crypto.randomUUID(),

@@ -1,7 +1,7 @@
+import { Clock } from '@acct/clock';
 import { DomainError, validationFailed } from '@acct/problem';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 
-import { CLOCK, Clock } from '../clock';
 import { newId } from '../ids';
 import { Db } from '../prisma/transactions';
 import { IdempotencyRepository, KeyRef } from './idempotency.repository';
@@ -53,7 +53,7 @@ export class IdempotencyService {
 
   constructor(
     private readonly keys: IdempotencyRepository,
-    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly clock: Clock,
   ) {}
 
   /** Throws `validation_failed` when `key` is not a valid Idempotency-Key. */
@@ -85,7 +85,7 @@ export class IdempotencyService {
     call: IdempotentCall,
   ): Promise<{ kind: 'claimed'; claimToken: string } | { kind: 'replay'; outcome: StoredOutcome }> {
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt += 1) {
-      const now = this.clock.now();
+      const now = this.clock.date();
       const claimToken = newId();
       const lockedUntil = new Date(now.getTime() + CLAIM_LEASE_MS);
       const expiresAt = new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS);
@@ -125,7 +125,12 @@ export class IdempotencyService {
   private async settleFailure(call: IdempotentCall, claimToken: string, error: unknown): Promise<void> {
     try {
       if (isStoredFailure(error)) {
-        await this.keys.complete(call, claimToken, { status: error.status, body: error.toPayload() }, this.clock.now());
+        await this.keys.complete(
+          call,
+          claimToken,
+          { status: error.status, body: error.toPayload() },
+          this.clock.date(),
+        );
       } else {
         await this.keys.release(call, claimToken);
       }
@@ -149,7 +154,7 @@ class HeldClaim<T> implements Claim<T> {
 
   async complete(value: T, db: Db | undefined): Promise<void> {
     const outcome = { status: this.codec.successStatus, body: this.codec.encode(value) };
-    if (!(await this.keys.complete(this.call, this.claimToken, outcome, this.clock.now(), db))) {
+    if (!(await this.keys.complete(this.call, this.claimToken, outcome, this.clock.date(), db))) {
       // Our claim was taken over after its lease ran out: give way (the transaction rolls back).
       throw inUse();
     }

@@ -1,8 +1,8 @@
 import { Caller, INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
+import { requireScope } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
 import { Injectable } from '@nestjs/common';
 
-import { requireScope } from '../authorization';
 import { toUserMessage } from '../users/user';
 import { normalizeEmail } from '../users/user-rules';
 import { CredentialsRepository } from './credentials.repository';

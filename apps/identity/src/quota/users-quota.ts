@@ -1,5 +1,6 @@
 import { platformV1 } from '@acct/contracts';
 import { AUTHORIZATION_METADATA_KEY, callRaw, createRawClient, outgoingMetadata, RawClient } from '@acct/grpc';
+import { isQuota, USERS_QUOTA } from '@acct/limits';
 import { DomainError } from '@acct/problem';
 import { Metadata } from '@grpc/grpc-js';
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
@@ -36,11 +37,11 @@ export class UsersQuota implements OnModuleDestroy {
       const { quotas } = await callRaw<platformV1.GetQuotaRequest, platformV1.GetQuotaResponse>(
         this.platform,
         'getQuota',
-        { dimension: 'api' },
+        { dimension: USERS_QUOTA.dimension },
         Math.floor(this.config.GRPC_DEADLINE_MS / 2),
         metadata,
       );
-      return quotas.find((quota) => quota.name === 'Users')?.limit;
+      return quotas.find((quota) => isQuota(quota, USERS_QUOTA))?.limit;
     } catch (error) {
       this.logger.warn(`Users quota unknown (${(error as Error).message}); creating without it`);
       return undefined;

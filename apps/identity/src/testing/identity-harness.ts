@@ -1,29 +1,16 @@
 import { Caller, scopesOfRoles } from '@acct/access-token';
+import { Clock, FakeClock } from '@acct/clock';
 import { METRICS_REGISTRY } from '@acct/observability';
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 
 import { createBootstrapService } from '../bootstrap/bootstrap.command';
-import { CLOCK, Clock } from '../clock';
 import { IDENTITY_CONFIG, IdentityConfig, loadIdentityConfig } from '../config';
 import { PasswordsModule } from '../passwords/passwords.module';
 import { PrismaService } from '../prisma/prisma.service';
 import { UsersModule } from '../users/users.module';
 import { createSpecDatabase, SpecDatabase } from './spec-database';
-
-/** A clock the test moves by hand. */
-export class ManualClock implements Clock {
-  constructor(private current = new Date()) {}
-
-  now(): Date {
-    return new Date(this.current);
-  }
-
-  advance(ms: number): void {
-    this.current = new Date(this.current.getTime() + ms);
-  }
-}
 
 @Module({})
 class SpecCoreModule {
@@ -33,10 +20,10 @@ class SpecCoreModule {
       global: true,
       providers: [
         { provide: IDENTITY_CONFIG, useValue: config },
-        { provide: CLOCK, useValue: clock },
+        { provide: Clock, useValue: clock },
         { provide: METRICS_REGISTRY, useValue: new Registry() },
       ],
-      exports: [IDENTITY_CONFIG, CLOCK, METRICS_REGISTRY],
+      exports: [IDENTITY_CONFIG, Clock, METRICS_REGISTRY],
     };
   }
 }
@@ -46,7 +33,7 @@ export class IdentityHarness {
   private constructor(
     readonly database: SpecDatabase,
     readonly config: IdentityConfig,
-    readonly clock: ManualClock,
+    readonly clock: FakeClock,
     private readonly module: TestingModule,
   ) {}
 
@@ -59,7 +46,7 @@ export class IdentityHarness {
       NATS_URL: 'nats://127.0.0.1:9',
       PLATFORM_GRPC_ADDR: '127.0.0.1:9',
     });
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     try {
       const module = await Test.createTestingModule({
         imports: [SpecCoreModule.forRoot(config, clock), UsersModule, PasswordsModule],

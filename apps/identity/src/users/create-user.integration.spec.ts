@@ -45,7 +45,7 @@ describe('CreateUser against Postgres', () => {
   });
 
   it('creates a pending user with the defaults and answers it as the contract shows it', async () => {
-    const before = identity.clock.now();
+    const before = identity.clock.date();
     const { user, replayed } = await service.create(
       acme.admin,
       command({ email: '  Ada.Lovelace@Example.COM ', displayName: '  Ada  ', password: 'correct horse' }),

@@ -1,13 +1,13 @@
 import { Caller, mayGrant } from '@acct/access-token';
+import { requireScope } from '@acct/access-token';
+import { Clock } from '@acct/clock';
 import { identityV1 } from '@acct/contracts';
 import { USER_CREATED } from '@acct/events';
 import { DomainError } from '@acct/problem';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 
 import { PasswordSetTokensRepository } from '../activation/password-set-tokens.repository';
-import { requireScope } from '../authorization';
-import { CLOCK, Clock } from '../clock';
 import { fingerprintOf } from '../idempotency/fingerprint';
 import { KeyScope } from '../idempotency/idempotency.repository';
 import { Claim, IdempotencyService, NO_CLAIM, OutcomeCodec } from '../idempotency/idempotency.service';
@@ -79,7 +79,7 @@ export class CreateUserService {
     private readonly relay: OutboxRelay,
     private readonly passwordSetTokens: PasswordSetTokensRepository,
     private readonly quota: UsersQuota,
-    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly clock: Clock,
   ) {}
 
   /** `accessToken`: the caller's own token, to ask the platform for the org's Users quota on its behalf. */
@@ -128,7 +128,7 @@ export class CreateUserService {
     ]);
     return this.transactions.run(async (db) => {
       await this.quota.enforce(db, org.id, usersLimit);
-      const now = this.clock.now();
+      const now = this.clock.date();
       const created = await this.users.create(
         org.id,
         {
@@ -141,7 +141,7 @@ export class CreateUserService {
           roles: user.roles,
           locale: user.locale,
           timeZone: user.timeZone,
-          createdAt: this.clock.now(),
+          createdAt: this.clock.date(),
           activatedAt: null,
         },
         db,

@@ -1,9 +1,9 @@
 import { Caller } from '@acct/access-token';
+import { requireScope } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
-import { requireScope } from '../authorization';
 import { toUserMessage } from './user';
 import { UsersRepository } from './users.repository';
 

@@ -1,9 +1,18 @@
-import { Caller } from '@acct/access-token';
-import { DomainError, validationFailed } from '@acct/problem';
+import { Caller, requireScope, SYSTEM_READ_SCOPE, USERS_WRITE_SCOPE } from '@acct/access-token';
+import {
+  API_REQUESTS_QUOTA,
+  isQuota,
+  isQuotaDimension,
+  QUOTA_DIMENSIONS,
+  QuotaDefinition,
+  STANDARD_QUOTAS,
+  USERS_QUOTA,
+} from '@acct/limits';
+import { validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { ApiUsageReader } from './api-usage.reader';
-import { PLAN_QUOTAS, QUOTA_DIMENSIONS, QuotaDefinition, STANDARD_QUOTAS } from './plan-quotas';
+import { PLAN_QUOTAS } from './plan-quotas';
 import { QuotasRepository } from './quotas.repository';
 
 export interface QuotaEntry extends QuotaDefinition {
@@ -17,19 +26,22 @@ export class QuotasService {
     private readonly apiUsage: ApiUsageReader,
   ) {}
 
-  /** Interface §4.5 for the caller's own org; callers may read only their own org's quotas. */
+  /**
+   * Interface §4.5 for the caller's own org; callers may read only their own org's quotas, with
+   * `system:read`. One exception, stated here rather than hidden in the scope check: whoever may create
+   * users (`users:write`) is held to the Users quota, so identity asks for it with that caller's token;
+   * such a token without `system:read` sees that one quota and nothing else.
+   */
   async quotasFor(caller: Caller, dimension: string): Promise<{ orgId: string; quotas: QuotaEntry[] }> {
-    if (!caller.scopes.has('system:read') && !caller.scopes.has('users:write')) {
-      throw new DomainError('insufficient_scope', 'Reading quotas needs the scope system:read.');
-    }
-    if (dimension && !(QUOTA_DIMENSIONS as readonly string[]).includes(dimension)) {
+    const usersQuotaOnly = !caller.scopes.has(SYSTEM_READ_SCOPE) && caller.scopes.has(USERS_WRITE_SCOPE);
+    if (!usersQuotaOnly) requireScope(caller, SYSTEM_READ_SCOPE);
+    if (dimension && !isQuotaDimension(dimension)) {
       throw validationFailed([{ field: 'dimension', message: `must be one of ${QUOTA_DIMENSIONS.join(', ')}` }]);
     }
-    const quotas = await this.quotasOf(caller.orgId);
-    return {
-      orgId: caller.orgId,
-      quotas: dimension ? quotas.filter((quota) => quota.dimension === dimension) : quotas,
-    };
+    const quotas = (await this.quotasOf(caller.orgId)).filter(
+      (quota) => (!dimension || quota.dimension === dimension) && (!usersQuotaOnly || isQuota(quota, USERS_QUOTA)),
+    );
+    return { orgId: caller.orgId, quotas };
   }
 
   async quotasOf(orgId: string): Promise<QuotaEntry[]> {
@@ -39,14 +51,14 @@ export class QuotasService {
       this.repository.usageOf(orgId),
       this.apiUsage.today(orgId),
     ]);
-    const key = (dimension: string, name: string) => `${dimension}/${name}`;
-    const limits = new Map(overrides.map((row) => [key(row.dimension, row.name), row.limit]));
-    const used = new Map(usage.map((row) => [key(row.dimension, row.name), row.used]));
-    used.set(key('api', 'API requests'), apiRequests);
+    const key = (quota: { dimension: string; name: string }) => `${quota.dimension}/${quota.name}`;
+    const limits = new Map(overrides.map((row) => [key(row), row.limit]));
+    const used = new Map(usage.map((row) => [key(row), row.used]));
+    used.set(key(API_REQUESTS_QUOTA), apiRequests);
     return (PLAN_QUOTAS[plan ?? 'standard'] ?? STANDARD_QUOTAS).map((quota) => ({
       ...quota,
-      limit: limits.get(key(quota.dimension, quota.name)) ?? quota.limit,
-      used: used.get(key(quota.dimension, quota.name)) ?? 0,
+      limit: limits.get(key(quota)) ?? quota.limit,
+      used: used.get(key(quota)) ?? 0,
     }));
   }
 }

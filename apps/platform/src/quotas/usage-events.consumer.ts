@@ -1,4 +1,5 @@
 import { DurableConsumer, STREAMS, usageReported, USER_CREATED, userCreated } from '@acct/events';
+import { USERS_QUOTA } from '@acct/limits';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { JsMsg } from 'nats';
 import { z } from 'zod';
@@ -63,7 +64,7 @@ export class UsageEventsConsumer implements OnApplicationBootstrap, OnModuleDest
     const event = this.parse(userCreated, message);
     if (!event) return 'reject' as const;
     await this.repository.applyOnce(event.id, event.type, (tx) =>
-      increment(tx, event.data.org_id, 'api', 'Users', new Date(event.occurred_at)),
+      increment(tx, event.data.org_id, USERS_QUOTA.dimension, USERS_QUOTA.name, new Date(event.occurred_at)),
     );
     return 'ack' as const;
   }

@@ -1,0 +1,117 @@
+import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
+import { ClientGrpc, ClientsModule } from '@nestjs/microservices';
+import { Observable } from 'rxjs';
+
+import { AUTHORIZATION_METADATA_KEY } from './caller.guard';
+import { deadline, outgoingMetadata, unary } from './client-call';
+import { grpcClientOptions } from './proto';
+
+/** Nest's generated client methods pass the extra call options argument through to grpc-js. */
+type Method<Req, Res> = (
+  request: Req,
+  metadata: ReturnType<typeof outgoingMetadata>,
+  options: ReturnType<typeof deadline>,
+) => Observable<Res>;
+
+export type RequestOf<M> = M extends (request: infer Req, ...rest: never[]) => Observable<unknown> ? Req : never;
+export type ResponseOf<M> = M extends (...args: never[]) => Observable<infer Res> ? Res : never;
+
+export interface CallOptions {
+  /** The access token the call is made with: the caller's own (forwarded) or the process's own. */
+  accessToken?: string;
+  /** Overrides the client's deadline (GRPC_DEADLINE_MS) for this call. */
+  deadlineMs?: number;
+}
+
+/**
+ * The one way a process calls another service, typed by the service's generated client interface
+ * (`identityV1.IdentityServiceClient`): every call carries the request id, the access token it is
+ * made with and a deadline; every failure becomes a DomainError (the service's own, or
+ * `service_unavailable` when it is unreachable or slow). Declare one subclass per service, as the DI
+ * token: `class IdentityGrpc extends GrpcClient<identityV1.IdentityServiceClient> {}`.
+ * (Probes and CLIs, which run outside Nest, use `createRawClient` / `callRaw`.)
+ */
+export class GrpcClient<Service extends object> {
+  private service?: Service;
+
+  constructor(
+    /** The service's name in errors ("the identity service is unavailable"). */
+    readonly name: string,
+    private readonly client: ClientGrpc,
+    private readonly serviceName: string,
+    private readonly deadlineMs: number,
+  ) {}
+
+  call<Name extends keyof Service>(
+    name: Name,
+    request: RequestOf<Service[Name]>,
+    options: CallOptions = {},
+  ): Promise<ResponseOf<Service[Name]>> {
+    this.service ??= this.client.getService<Service>(this.serviceName);
+    const method = (this.service[name] as Method<RequestOf<Service[Name]>, ResponseOf<Service[Name]>>).bind(
+      this.service,
+    );
+    const metadata = outgoingMetadata(
+      options.accessToken ? { [AUTHORIZATION_METADATA_KEY]: `Bearer ${options.accessToken}` } : {},
+    );
+    return unary(this.name, () => method(request, metadata, deadline(options.deadlineMs ?? this.deadlineMs)));
+  }
+}
+
+/** Where a client's settings come from: the process's validated config. */
+export interface GrpcClientConfig {
+  GRPC_DEADLINE_MS: number;
+  PROTO_DIR?: string;
+}
+
+/** One service another process calls. */
+export interface GrpcClientSpec<Config extends GrpcClientConfig> {
+  /** The GrpcClient subclass that is both the DI token and the typed client. */
+  client: Type<GrpcClient<object>>;
+  /** For errors and the Nest client's token: `identity`. */
+  name: string;
+  /** The service's proto package and file (under `proto/`), and its fully qualified service name. */
+  package: string;
+  protoFile: string;
+  service: string;
+  /** Its address setting (`IDENTITY_GRPC_ADDR`): one host:port or several ip:port. */
+  address: (config: Config) => string;
+}
+
+const nestClientToken = (name: string) => `${name.toUpperCase()}_GRPC_CLIENT`;
+
+/** The typed clients of the services a process calls, configured from its config (`configToken`). */
+@Module({})
+export class GrpcClientsModule {
+  static register<Config extends GrpcClientConfig>(
+    configToken: symbol | string,
+    specs: ReadonlyArray<GrpcClientSpec<Config>>,
+  ): DynamicModule {
+    const providers: Provider[] = specs.map((spec) => ({
+      provide: spec.client,
+      inject: [nestClientToken(spec.name), configToken],
+      useFactory: (client: ClientGrpc, config: Config) =>
+        new spec.client(spec.name, client, spec.service, config.GRPC_DEADLINE_MS),
+    }));
+    return {
+      module: GrpcClientsModule,
+      imports: [
+        ClientsModule.registerAsync(
+          specs.map((spec) => ({
+            name: nestClientToken(spec.name),
+            inject: [configToken],
+            useFactory: (config: Config) =>
+              grpcClientOptions({
+                package: spec.package,
+                protoFile: spec.protoFile,
+                url: spec.address(config),
+                protoDir: config.PROTO_DIR,
+              }),
+          })),
+        ),
+      ],
+      providers,
+      exports: providers,
+    };
+  }
+}
