@@ -5,6 +5,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
 import { AuthGrpcController } from './auth.grpc-controller';
+import { AuthorizationModule } from './authorization/authorization.module';
 import { AUTH_CONFIG, AuthConfig } from './config';
 import { KeysModule } from './keys/keys.module';
 import { SigningKeyReadiness, SigningKeyService } from './keys/signing-key.service';
@@ -39,6 +40,7 @@ export class AppModule {
         }),
         KeysModule,
         TokensModule,
+        AuthorizationModule,
         MfaEnrolmentModule,
       ],
       controllers: [AuthGrpcController],

@@ -156,7 +156,7 @@ describe('AuthService over gRPC', () => {
     });
 
     expect((await failure({})).error.code).toBe('invalid_request');
-    expect((await failure({ grantType: 'authorization_code' })).error.code).toBe('unsupported_grant_type');
+    expect((await failure({ grantType: 'implicit' })).error.code).toBe('unsupported_grant_type');
     expect(
       (
         await failure({

@@ -4,6 +4,8 @@ import { Metadata } from '@grpc/grpc-js';
 import { Controller } from '@nestjs/common';
 
 import { LoginAudit } from './audit/login-audit';
+import { AuthorizationService } from './authorization/authorization.service';
+import { emptyParameters } from './authorization/authorization-request';
 import { SigningKeyService } from './keys/signing-key.service';
 import { MfaService } from './mfa/mfa.service';
 import { TokenService } from './tokens/token.service';
@@ -18,6 +20,7 @@ export class AuthGrpcController implements authV1.AuthServiceController {
     private readonly keys: SigningKeyService,
     private readonly audit: LoginAudit,
     private readonly mfa: MfaService,
+    private readonly authorization: AuthorizationService,
   ) {}
 
   issueToken(request: authV1.IssueTokenRequest): Promise<authV1.IssueTokenResponse> {
@@ -33,7 +36,18 @@ export class AuthGrpcController implements authV1.AuthServiceController {
       clientIp: request.clientIp,
       deviceId: request.deviceId,
       userAgent: request.userAgent,
+      code: request.code,
+      redirectUri: request.redirectUri,
+      codeVerifier: request.codeVerifier,
     });
+  }
+
+  checkAuthorization(request: authV1.CheckAuthorizationRequest): Promise<authV1.CheckAuthorizationResponse> {
+    return this.authorization.check(request.parameters ?? emptyParameters());
+  }
+
+  authorize(request: authV1.AuthorizeRequest): Promise<authV1.AuthorizeResponse> {
+    return this.authorization.authorize(request);
   }
 
   async getJwks(): Promise<authV1.GetJwksResponse> {

@@ -9,6 +9,7 @@ const GRPC_STATUS_BY_CODE: Record<ErrorCode, GrpcStatus> = {
   validation_failed: GrpcStatus.INVALID_ARGUMENT,
   invalid_request: GrpcStatus.INVALID_ARGUMENT,
   invalid_grant: GrpcStatus.INVALID_ARGUMENT,
+  unauthorized_client: GrpcStatus.INVALID_ARGUMENT,
   invalid_scope: GrpcStatus.INVALID_ARGUMENT,
   unsupported_grant_type: GrpcStatus.INVALID_ARGUMENT,
   account_not_active: GrpcStatus.FAILED_PRECONDITION,

@@ -6,8 +6,12 @@ import { authV1 } from '@acct/contracts';
 import { DomainError } from '@acct/problem';
 import { Injectable, Logger } from '@nestjs/common';
 
+import { AUTHORIZE } from '../metrics/auth-metrics';
 import { PrismaService } from '../prisma/prisma.service';
 import { TokenRequest } from '../tokens/grants/grant';
+
+/** Requests whose username is recorded: the password grant and the login page's sign-in. */
+const PASSWORD_LOGINS = new Set(['password', AUTHORIZE]);
 
 export interface AuditOutcome {
   outcome: 'success' | 'failure';
@@ -37,7 +41,7 @@ export class LoginAudit {
           id: randomUUID(),
           at: new Date(this.clock.now()),
           grantType: request.grantType.slice(0, 40),
-          username: request.grantType === 'password' ? request.username.trim().toLowerCase().slice(0, 320) : '',
+          username: PASSWORD_LOGINS.has(request.grantType) ? request.username.trim().toLowerCase().slice(0, 320) : '',
           subject: result.subject ?? null,
           orgId: result.orgId ?? null,
           clientId: request.clientId.slice(0, 200),

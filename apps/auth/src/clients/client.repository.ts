@@ -2,16 +2,24 @@ import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
 
+export type ClientType = 'confidential' | 'public';
+
 /** A registered OAuth client (no Prisma type leaves this file). */
 export interface OAuthClient {
   id: string;
   orgId: string;
   name: string;
-  secretHash: string;
+  type: ClientType;
+  /** Null for a public client: it has no secret. */
+  secretHash: string | null;
   grantTypes: string[];
+  redirectUris: string[];
   scopes: string[];
   roles: string[];
 }
+
+/** What `list-clients` shows: everything but the secret's hash. */
+export type ClientSummary = Omit<OAuthClient, 'secretHash'> & { createdAt: Date };
 
 export type NewOAuthClient = OAuthClient;
 
@@ -21,11 +29,16 @@ const fields = {
   id: true,
   orgId: true,
   name: true,
+  type: true,
   secretHash: true,
   grantTypes: true,
+  redirectUris: true,
   scopes: true,
   roles: true,
 } as const;
+
+const asClient = <T extends { type: string }>(row: T | null) =>
+  row ? { ...row, type: row.type === 'public' ? ('public' as const) : ('confidential' as const) } : null;
 
 /** `clients`. */
 @Injectable()
@@ -33,8 +46,8 @@ export class ClientRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** Client ids are global: a client authenticates before anyone knows its org. */
-  findForAuthentication(clientId: string): Promise<OAuthClient | null> {
-    return this.prisma.client.findUnique({ where: { id: clientId }, select: fields });
+  async findForAuthentication(clientId: string): Promise<OAuthClient | null> {
+    return asClient(await this.prisma.client.findUnique({ where: { id: clientId }, select: fields }));
   }
 
   async create(client: NewOAuthClient): Promise<void> {
@@ -53,12 +66,31 @@ export class ClientRepository {
     return count === 1;
   }
 
-  findBootstrap(orgId: string): Promise<OAuthClient | null> {
-    return this.prisma.client.findUnique({ where: { orgId_purpose: { orgId, purpose: BOOTSTRAP } }, select: fields });
+  async findBootstrap(orgId: string): Promise<OAuthClient | null> {
+    return asClient(
+      await this.prisma.client.findUnique({ where: { orgId_purpose: { orgId, purpose: BOOTSTRAP } }, select: fields }),
+    );
   }
 
   async replaceSecret(orgId: string, clientId: string, secretHash: string): Promise<void> {
     const { count } = await this.prisma.client.updateMany({ where: { id: clientId, orgId }, data: { secretHash } });
     if (count !== 1) throw new Error(`client ${clientId} of org ${orgId} not found`);
+  }
+
+  /** The org's clients, oldest first. */
+  async list(orgId: string): Promise<ClientSummary[]> {
+    const { secretHash: _secretHash, ...summary } = fields;
+    const rows = await this.prisma.client.findMany({
+      where: { orgId },
+      select: { ...summary, createdAt: true },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    return rows.map((row) => asClient(row)!);
+  }
+
+  /** Whether a client was deleted. */
+  async delete(clientId: string): Promise<boolean> {
+    const { count } = await this.prisma.client.deleteMany({ where: { id: clientId } });
+    return count === 1;
   }
 }

@@ -107,4 +107,88 @@ describe('ClientService (real Postgres)', () => {
       expect((await refusal(clients.create({ orgId: ORG, name: 'n', scopes: [] }))).code).toBe('validation_failed');
     });
   });
+
+  describe('public and confidential clients (contract §6)', () => {
+    const spa = {
+      orgId: ORG,
+      name: 'spa',
+      type: 'public',
+      grantTypes: ['authorization_code', 'refresh_token'],
+      redirectUris: ['https://spa.example/cb', 'http://127.0.0.1/cb'],
+      scopes: ['users:read'],
+    };
+
+    it('registers a public client without a secret, with its grant types and redirect URIs', async () => {
+      const { clientId, clientSecret } = await clients.create(spa);
+      expect(clientSecret).toBeNull();
+      const [row] = await database.query('SELECT * FROM clients WHERE id = $1', [clientId]);
+      expect(row).toMatchObject({
+        type: 'public',
+        secret_hash: null,
+        grant_types: ['authorization_code', 'refresh_token'],
+        redirect_uris: ['https://spa.example/cb', 'http://127.0.0.1/cb'],
+      });
+      await expect(clients.authenticate(clientId, '')).resolves.toBeUndefined();
+      await expect(clients.authenticateForGrant(clientId, '', 'authorization_code')).resolves.toMatchObject({
+        id: clientId,
+      });
+      expect((await refusal(clients.authenticateForGrant(clientId, 'some secret', 'refresh_token'))).code).toBe(
+        'invalid_client',
+      );
+      expect((await refusal(clients.authenticateForGrant(clientId, '', 'password'))).code).toBe('unauthorized_client');
+    });
+
+    it('authenticates a confidential client by its secret before its grant types', async () => {
+      const { clientId, clientSecret } = await clients.create({ orgId: ORG, name: 'svc', scopes: ['users:read'] });
+      expect((await refusal(clients.authenticateForGrant(clientId, '', 'password'))).code).toBe('invalid_client');
+      expect((await refusal(clients.authenticateForGrant(clientId, clientSecret, 'password'))).code).toBe(
+        'unauthorized_client',
+      );
+      await expect(clients.authenticateForGrant(clientId, clientSecret, 'client_credentials')).resolves.toBeDefined();
+      expect((await refusal(clients.authenticateForGrant('unknown', '', 'password'))).code).toBe('invalid_client');
+    });
+
+    it.each([
+      ['an unknown type', { type: 'native' }, 'type'],
+      ['an unknown grant type', { grantTypes: ['implicit'], redirectUris: [] }, 'grant_types'],
+      [
+        'client_credentials for a public client',
+        { grantTypes: ['client_credentials'], redirectUris: [] },
+        'grant_types',
+      ],
+      ['refresh_token alone', { grantTypes: ['refresh_token'], redirectUris: [] }, 'grant_types'],
+      ['authorization_code without a redirect URI', { redirectUris: [] }, 'redirect_uris'],
+      ['a plain http redirect URI', { redirectUris: ['http://spa.example/cb'] }, 'redirect_uris'],
+      ['a redirect URI with a fragment', { redirectUris: ['https://spa.example/cb#x'] }, 'redirect_uris'],
+      ['redirect URIs without authorization_code', { grantTypes: ['password'] }, 'redirect_uris'],
+    ])('refuses %s', async (_what, fields, field) => {
+      const error = await refusal(clients.create({ ...spa, ...fields }));
+      expect(error.code).toBe('validation_failed');
+      expect(error.options.errors?.map((item) => item.field)).toEqual([field]);
+    });
+
+    it("lists an org's clients without secrets, rotates a secret and deletes a client", async () => {
+      const org = '44444444-2222-4333-8444-555555555555';
+      const server = await clients.create({ orgId: org, name: 'server', scopes: ['users:read'] });
+      const app = await clients.create({ ...spa, orgId: org });
+      const listed = await clients.list(org);
+      expect(listed.map((client) => [client.id, client.type, client.name])).toEqual([
+        [server.clientId, 'confidential', 'server'],
+        [app.clientId, 'public', 'spa'],
+      ]);
+      expect(JSON.stringify(listed)).not.toMatch(/secret/i);
+
+      const rotated = await clients.rotateSecret(server.clientId);
+      expect(rotated.clientSecret).not.toBe(server.clientSecret);
+      await expect(clients.authenticate(server.clientId, server.clientSecret)).resolves.toBeUndefined();
+      await expect(clients.authenticate(server.clientId, rotated.clientSecret)).resolves.toBeDefined();
+      expect((await refusal(clients.rotateSecret(app.clientId))).code).toBe('validation_failed');
+      expect((await refusal(clients.rotateSecret('nobody'))).code).toBe('not_found');
+
+      await clients.delete(server.clientId);
+      await expect(clients.authenticate(server.clientId, rotated.clientSecret)).resolves.toBeUndefined();
+      expect((await refusal(clients.delete(server.clientId))).code).toBe('not_found');
+      expect((await clients.list(org)).map((client) => client.id)).toEqual([app.clientId]);
+    });
+  });
 });

@@ -2,8 +2,11 @@ import { METRICS_REGISTRY } from '@acct/observability';
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
 
+/** The login page's sign-in (GET /v2/auth/authorize), counted and audited like a grant. */
+export const AUTHORIZE = 'authorize';
+
 /** The grant types the metric names; anything else is `other`, so a client cannot grow its label set. */
-const GRANT_TYPES = new Set(['password', 'client_credentials', 'refresh_token']);
+const GRANT_TYPES = new Set(['password', 'client_credentials', 'refresh_token', 'authorization_code', AUTHORIZE]);
 
 export type LockScope = 'pair' | 'account';
 

@@ -14,7 +14,7 @@ type OAuthErrorCode =
  * members `error` and `error_description`.
  */
 const oauthError = (
-  code: 'invalid_request' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_client',
+  code: OAuthErrorCode,
   error: OAuthErrorCode,
   description: string,
   headers?: Record<string, string>,
@@ -36,7 +36,7 @@ export const OAuthErrors = {
       'unsupported_grant_type',
       'unsupported_grant_type',
       `The grant type "${grantType.length > 64 ? `${grantType.slice(0, 64)}…` : grantType}" is not supported; ` +
-        'use password, client_credentials or refresh_token.',
+        'use authorization_code, password, client_credentials or refresh_token.',
     ),
 
   invalidScope: (description: string) => oauthError('invalid_scope', 'invalid_scope', description),
@@ -55,7 +55,10 @@ export const OAuthErrors = {
 
   /** An authenticated client asking for a grant type it is not registered for. */
   unauthorizedClient: (grantType: string) =>
-    oauthError('invalid_grant', 'unauthorized_client', `The client may not use the ${grantType} grant.`),
+    oauthError('unauthorized_client', 'unauthorized_client', `The client may not use the ${grantType} grant.`),
+  /** An authorization code that is unknown, used, expired, or not bound to this client, URI or verifier. */
+  badAuthorizationCode: () =>
+    oauthError('invalid_grant', 'invalid_grant', 'The authorization code is invalid, expired or already used.'),
 
   /** A correct password of an account that is not active yet (contract §4). */
   accountNotActive: () => {

@@ -2,6 +2,7 @@ import { AccessTokenVerifier } from '@acct/access-token';
 import { decodeJwt } from 'jose';
 
 import { AuthGrpcController } from '../auth.grpc-controller';
+import { ClientService } from '../clients/client.service';
 import { AuthHarness } from '../test-support/auth-harness';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
@@ -199,9 +200,18 @@ describe('refresh_token grant (real Postgres, injected clock)', () => {
     expect((await refusal(refresh(''))).code).toBe('invalid_request');
   });
 
-  it('refuses a refresh token presented by another client', async () => {
+  it('refuses a refresh token presented by another client, and an unknown client as invalid_client', async () => {
     const { refreshToken } = await login();
-    expect((await refusal(refresh(refreshToken, { clientId: 'another-client' }))).code).toBe('invalid_grant');
+    const other = await harness.get(ClientService).create({
+      orgId: USER.orgId,
+      name: 'spa',
+      type: 'public',
+      grantTypes: ['authorization_code', 'refresh_token'],
+      redirectUris: ['https://spa.example/cb'],
+      scopes: ['users:read'],
+    });
+    expect((await refusal(refresh(refreshToken, { clientId: other.clientId }))).code).toBe('invalid_grant');
+    expect((await refusal(refresh(refreshToken, { clientId: 'another-client' }))).code).toBe('invalid_client');
     await expect(refresh(refreshToken, { clientId: 'account-platform-web' })).resolves.toBeDefined();
   });
 

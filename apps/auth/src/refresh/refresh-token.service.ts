@@ -53,9 +53,9 @@ export class RefreshTokenService {
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
-  /** The first refresh token of a login: a new family. */
-  async issue(grant: RefreshGrant): Promise<string> {
-    const { token, row } = this.mint(grant, randomUUID(), null);
+  /** The first refresh token of a login: a new family (its id chosen by the caller when it must record it). */
+  async issue(grant: RefreshGrant, familyId: string = randomUUID()): Promise<string> {
+    const { token, row } = this.mint(grant, familyId, null);
     await this.tokens.insertFirst(row);
     return token;
   }
@@ -86,9 +86,7 @@ export class RefreshTokenService {
       case 'rotated':
         return { refreshToken: attempt.refreshToken, grant: attempt.grant, scopes: attempt.scopes };
       case 'reused': {
-        const revoked = await this.tokens.inFamily(familyId, 'exclusive', (family) =>
-          family.revokeAll(new Date(this.clock.now())),
-        );
+        const revoked = await this.revokeFamily(familyId);
         this.logger.warn(
           `refresh token reused after its grace window; revoked ${revoked} tokens of family ${familyId}`,
         );
@@ -97,6 +95,11 @@ export class RefreshTokenService {
       case 'refused':
         throw OAuthErrors.badRefreshToken();
     }
+  }
+
+  /** Revokes every token of a family (an authorization code that issued it was used again); how many. */
+  async revokeFamily(familyId: string): Promise<number> {
+    return this.tokens.inFamily(familyId, 'exclusive', (family) => family.revokeAll(new Date(this.clock.now())));
   }
 
   private usable(token: StoredRefreshToken, now: number, clientId: string | undefined): boolean {

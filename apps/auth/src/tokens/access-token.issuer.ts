@@ -17,6 +17,8 @@ export interface AccessTokenSubject {
   clientId: string;
   scopes: readonly string[];
   roles: readonly string[];
+  /** The token's id when the caller must know it in advance (an authorization code records it); else random. */
+  jti?: string;
 }
 
 export interface IssuedAccessToken {
@@ -56,7 +58,7 @@ export class AccessTokenIssuer {
       .setAudience(this.config.TOKEN_AUDIENCE)
       .setIssuedAt(issuedAt)
       .setExpirationTime(issuedAt + ttlSeconds)
-      .setJti(randomUUID())
+      .setJti(subject.jti ?? randomUUID())
       .sign(privateKey);
     return {
       token,

@@ -249,7 +249,32 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
     it('refuses a confidential client not registered for the password grant', async () => {
       const client = await harness.get(ClientService).create({ orgId: ORG, name: 'robot', scopes: ['users:read'] });
       const error = await refusal(password({ clientId: client.clientId, clientSecret: client.clientSecret }));
-      expect(error).toMatchObject({ code: 'invalid_grant', options: { extensions: { error: 'unauthorized_client' } } });
+      expect(error).toMatchObject({
+        code: 'unauthorized_client',
+        status: 400,
+        options: { extensions: { error: 'unauthorized_client' } },
+      });
+    });
+    it('issues tokens to a client registered for the password grant, within its registered scopes', async () => {
+      const client = await harness.get(ClientService).create({
+        orgId: ORG,
+        name: 'cli',
+        grantTypes: ['password', 'refresh_token'],
+        scopes: ['users:read', 'system:read'],
+      });
+      const set = await password({ clientId: client.clientId, clientSecret: client.clientSecret });
+      expect(set.scope).toBe('system:read users:read');
+      expect(decodeJwt(set.accessToken).client_id).toBe(client.clientId);
+      expect((await refusal(password({ clientId: client.clientId, clientSecret: 'wrong' }))).code).toBe(
+        'invalid_client',
+      );
+      expect(
+        (
+          await refusal(
+            password({ clientId: client.clientId, clientSecret: client.clientSecret, scope: 'users:write' }),
+          )
+        ).code,
+      ).toBe('invalid_scope');
     });
   });
 

@@ -6,6 +6,7 @@ import { auditReasonOf } from '../audit/audit-reason';
 import { LoginAudit } from '../audit/login-audit';
 import { AuthMetrics } from '../metrics/auth-metrics';
 import { OAuthErrors } from '../oauth/oauth-errors';
+import { AuthorizationCodeGrant } from './grants/authorization-code.grant';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant';
 import { Grant, TokenRequest, TokenSet } from './grants/grant';
 import { PasswordGrant } from './grants/password.grant';
@@ -20,17 +21,39 @@ export class TokenService {
     password: PasswordGrant,
     clientCredentials: ClientCredentialsGrant,
     refreshToken: RefreshTokenGrant,
+    authorizationCode: AuthorizationCodeGrant,
     private readonly audit: LoginAudit,
     private readonly metrics: AuthMetrics,
   ) {
-    this.grants = new Map([password, clientCredentials, refreshToken].map((grant) => [grant.grantType, grant]));
+    this.grants = new Map(
+      [password, clientCredentials, refreshToken, authorizationCode].map((grant) => [grant.grantType, grant]),
+    );
   }
 
   /** Issues a token set; every request, granted or refused, is recorded in the login audit and the metrics. */
-  async issue(request: TokenRequest): Promise<TokenSet> {
-    let issued: TokenSet;
+  issue(request: TokenRequest): Promise<TokenSet> {
+    return this.recorded(
+      request,
+      () => this.dispatch(request),
+      (issued) => {
+        const claims = decodeJwt(issued.accessToken);
+        return { subject: claims.sub, orgId: typeof claims.org_id === 'string' ? claims.org_id : undefined };
+      },
+    );
+  }
+
+  /**
+   * Runs one login-like request (a grant, or the login page's sign-in) with the login audit and
+   * metrics every token request gets; `whoOf` names the subject and org of a success.
+   */
+  async recorded<T>(
+    request: TokenRequest,
+    work: () => Promise<T>,
+    whoOf: (result: T) => { subject?: string; orgId?: string },
+  ): Promise<T> {
+    let result: T;
     try {
-      issued = await this.dispatch(request);
+      result = await work();
     } catch (error) {
       this.metrics.loginAttempt(request.grantType, error instanceof DomainError ? error.code : 'internal_error');
       await this.audit.record(request, {
@@ -40,14 +63,8 @@ export class TokenService {
       throw error;
     }
     this.metrics.loginAttempt(request.grantType, 'success');
-    const claims = decodeJwt(issued.accessToken);
-    await this.audit.record(request, {
-      outcome: 'success',
-      reason: 'issued',
-      subject: claims.sub,
-      orgId: typeof claims.org_id === 'string' ? claims.org_id : undefined,
-    });
-    return issued;
+    await this.audit.record(request, { outcome: 'success', reason: 'issued', ...whoOf(result) });
+    return result;
   }
 
   private dispatch(request: TokenRequest): Promise<TokenSet> {

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { ClientsModule } from '@nestjs/microservices';
 
 import { LoginAudit } from '../audit/login-audit';
+import { AuthorizationCodesModule } from '../authorization/authorization-codes.module';
 import { OAuthClientsModule } from '../clients/clients.module';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
@@ -13,11 +14,13 @@ import { MfaPolicy } from '../mfa/mfa.policy';
 import { PrismaModule } from '../prisma/prisma.service';
 import { RefreshModule } from '../refresh/refresh.module';
 import { AccessTokenIssuer } from './access-token.issuer';
+import { AuthorizationCodeGrant } from './grants/authorization-code.grant';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant';
 import { PasswordGrant } from './grants/password.grant';
 import { RefreshTokenGrant } from './grants/refresh-token.grant';
 import { IDENTITY_GRPC_CLIENT, IdentityClient } from './identity.client';
 import { LOGIN_POLICIES, LoginPolicy } from './login-policy';
+import { PasswordLogin } from './password-login';
 import { ServiceToken } from './service-token';
 import { TokenService } from './token.service';
 
@@ -27,6 +30,7 @@ import { TokenService } from './token.service';
     MfaModule,
     OAuthClientsModule,
     RefreshModule,
+    AuthorizationCodesModule,
     ClientsModule.registerAsync([
       {
         name: IDENTITY_GRPC_CLIENT,
@@ -63,9 +67,11 @@ import { TokenService } from './token.service';
     PasswordGrant,
     ClientCredentialsGrant,
     RefreshTokenGrant,
+    AuthorizationCodeGrant,
+    PasswordLogin,
     TokenService,
     LoginAudit,
   ],
-  exports: [TokenService, LoginAudit, IdentityClient],
+  exports: [TokenService, LoginAudit, IdentityClient, PasswordLogin],
 })
 export class TokensModule {}

@@ -10,7 +10,7 @@ import { apiSchemas } from './api-schemas';
 export const tokenRequest = z
   .object({
     grant_type: z
-      .enum(['password', 'client_credentials', 'refresh_token'])
+      .enum(['password', 'client_credentials', 'refresh_token', 'authorization_code'])
       .default('password')
       .describe('Defaults to password.'),
     username: z.string().describe('password grant: the login e-mail (case-insensitive).'),
@@ -29,6 +29,11 @@ export const tokenRequest = z
       ),
     client_secret: z.string().describe('client_credentials grant, unless sent with HTTP Basic (RFC 6749 §2.3.1).'),
     refresh_token: z.string().describe('refresh_token grant: the refresh token to rotate.'),
+    code: z.string().describe('authorization_code grant: the code the authorization endpoint returned.'),
+    redirect_uri: z.string().describe('authorization_code grant: the redirect_uri of the authorization request.'),
+    code_verifier: z
+      .string()
+      .describe('authorization_code grant: the PKCE verifier (RFC 7636) whose S256 challenge was sent.'),
   })
   .partial()
   .register(apiSchemas, {
@@ -36,5 +41,7 @@ export const tokenRequest = z
     description:
       'RFC 6749 token request. password: username + password (+ scope, mfa_code, client_id); ' +
       'client_credentials: client_id + client_secret in the body or with HTTP Basic (+ scope); ' +
-      'refresh_token: refresh_token (+ scope). Unknown parameters are ignored (RFC 6749 §3.2).',
+      'refresh_token: refresh_token (+ scope; client_id, and its secret when confidential, for a registered ' +
+      'client); authorization_code: code + redirect_uri + code_verifier, with client_id (public client) or ' +
+      'client authentication (confidential). Unknown parameters are ignored (RFC 6749 §3.2).',
   });

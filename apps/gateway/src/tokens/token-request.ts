@@ -12,6 +12,9 @@ const FIELDS = [
   'client_id',
   'client_secret',
   'refresh_token',
+  'code',
+  'redirect_uri',
+  'code_verifier',
 ] as const;
 export type TokenParameters = Record<(typeof FIELDS)[number], string>;
 

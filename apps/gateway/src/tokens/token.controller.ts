@@ -32,7 +32,7 @@ export class TokenController {
   @HttpCode(200)
   @ApiOperation({
     operationId: 'issueToken',
-    summary: 'Issue an access token (password, client_credentials or refresh_token grant)',
+    summary: 'Issue an access token (authorization_code, password, client_credentials or refresh_token grant)',
     description:
       'The only unauthenticated write. JSON or form-encoded; client credentials may come with HTTP Basic ' +
       '(RFC 6749 §2.3.1). Rate limited per IP (`auth` group); 5 failed logins for a (username, IP) pair ' +
@@ -52,6 +52,7 @@ export class TokenController {
     'invalid_grant',
     'account_not_active',
     'invalid_client',
+    'unauthorized_client',
     'mfa_required',
     'payload_too_large',
     'unsupported_media_type',
@@ -69,6 +70,9 @@ export class TokenController {
       clientId: parameters.client_id,
       clientSecret: parameters.client_secret,
       refreshToken: parameters.refresh_token,
+      code: parameters.code,
+      redirectUri: parameters.redirect_uri,
+      codeVerifier: parameters.code_verifier,
       clientIp: request.ip,
       deviceId: headerValue(request.headers['x-device-id']).slice(0, 200),
       userAgent: headerValue(request.headers['user-agent']).slice(0, 400),

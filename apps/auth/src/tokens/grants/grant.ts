@@ -11,6 +11,10 @@ export interface TokenRequest {
   clientId: string;
   clientSecret: string;
   refreshToken: string;
+  /** authorization_code only (RFC 6749 §4.1.3, RFC 7636 §4.5). */
+  code?: string;
+  redirectUri?: string;
+  codeVerifier?: string;
   /** Who asks, for lockout and audit. */
   clientIp: string;
   deviceId: string;
@@ -43,7 +47,7 @@ export const tokenSet = (access: IssuedAccessToken, refreshToken = ''): TokenSet
 
 /** The value of a parameter the grant cannot do without. */
 export function required(request: TokenRequest, field: keyof TokenRequest, name: string): string {
-  const value = request[field];
+  const value = request[field] ?? '';
   if (value.length === 0) throw OAuthErrors.invalidRequest(`The ${name} parameter is required for this grant.`);
   return value;
 }

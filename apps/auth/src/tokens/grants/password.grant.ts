@@ -1,17 +1,15 @@
 import { scopesOfRoles } from '@acct/access-token';
 import { Inject, Injectable } from '@nestjs/common';
 
-import { ClientService } from '../../clients/client.service';
+import { ClientService, PASSWORD } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
-import { OAuthErrors } from '../../oauth/oauth-errors';
 import { grantScopes } from '../../oauth/scope';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
 import { AccessTokenIssuer } from '../access-token.issuer';
-import { IdentityClient } from '../identity.client';
-import { LOGIN_POLICIES, LoginAttempt, LoginPolicy } from '../login-policy';
+import { PasswordLogin } from '../password-login';
 import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
 
-export const PASSWORD = 'password';
+export { PASSWORD };
 
 /**
  * `grant_type=password` (contract §4): e-mail (case-insensitive) and password, checked by identity.
@@ -22,53 +20,43 @@ export class PasswordGrant implements Grant {
   readonly grantType = PASSWORD;
 
   constructor(
-    private readonly identity: IdentityClient,
+    private readonly login: PasswordLogin,
     private readonly clients: ClientService,
     private readonly refreshTokens: RefreshTokenService,
     private readonly accessTokens: AccessTokenIssuer,
-    @Inject(LOGIN_POLICIES) private readonly policies: LoginPolicy[],
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
   async issue(request: TokenRequest): Promise<TokenSet> {
     const username = required(request, 'username', 'username').trim().toLowerCase();
     const password = required(request, 'password', 'password');
-    const clientId = await this.client(request);
-    const attempt: LoginAttempt = {
-      username,
-      clientIp: request.clientIp,
-      deviceId: request.deviceId,
-      userAgent: request.userAgent,
-      mfaCode: request.mfaCode,
-    };
-
-    for (const policy of this.policies) await policy.beforePasswordCheck(attempt);
-    const user = await this.identity.verifyPassword(username, password);
-    if (!user) {
-      for (const policy of this.policies) await policy.afterFailure(attempt);
-      throw OAuthErrors.badCredentials();
-    }
-    // Only after a correct password, so the answer reveals nothing to someone without it.
-    if (user.status !== 'active') throw OAuthErrors.accountNotActive();
-    for (const policy of this.policies) await policy.afterSuccess(attempt, user);
-
-    const scopes = grantScopes(request.scope, scopesOfRoles(user.roles));
-    const grant = { userId: user.id, orgId: user.orgId, clientId, scopes, roles: user.roles };
+    const client = await this.client(request);
+    const user = await this.login.verify(
+      {
+        username,
+        clientIp: request.clientIp,
+        deviceId: request.deviceId,
+        userAgent: request.userAgent,
+        mfaCode: request.mfaCode,
+      },
+      { password },
+    );
+    const userScopes = scopesOfRoles(user.roles);
+    const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
+    const scopes = grantScopes(request.scope, allowed);
+    const grant = { userId: user.id, orgId: user.orgId, clientId: client.id, scopes, roles: user.roles };
     const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant });
     return tokenSet(access, await this.refreshTokens.issue(grant));
   }
 
   /**
    * The client the tokens are issued to: the built-in public client (DEFAULT_PUBLIC_CLIENT_ID, no
-   * secret: RFC 6749 §2.1) unless another is named, which must then authenticate and be allowed
-   * this grant.
+   * secret: RFC 6749 §2.1) unless another is named, which must then authenticate as its type requires
+   * and be registered for this grant; its registered scopes bound what the tokens may carry.
    */
-  private async client(request: TokenRequest): Promise<string> {
+  private async client(request: TokenRequest): Promise<{ id: string; scopes?: readonly string[] }> {
     const clientId = request.clientId || this.config.DEFAULT_PUBLIC_CLIENT_ID;
-    if (clientId === this.config.DEFAULT_PUBLIC_CLIENT_ID) return clientId;
-    const client = await this.clients.authenticate(clientId, request.clientSecret);
-    if (!client) throw OAuthErrors.invalidClient();
-    if (!client.grantTypes.includes(PASSWORD)) throw OAuthErrors.unauthorizedClient(PASSWORD);
-    return client.id;
+    if (clientId === this.config.DEFAULT_PUBLIC_CLIENT_ID) return { id: clientId };
+    return this.clients.authenticateForGrant(clientId, request.clientSecret, PASSWORD);
   }
 }

@@ -1,24 +1,42 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 
+import { ClientService, REFRESH_TOKEN } from '../../clients/client.service';
+import { AUTH_CONFIG, AuthConfig } from '../../config';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
 import { AccessTokenIssuer } from '../access-token.issuer';
 import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
 
-/** `grant_type=refresh_token` (contract §4): a new access token and a new refresh token of the same family. */
+/**
+ * `grant_type=refresh_token` (contract §4): a new access token and a new refresh token of the same
+ * family. A refresh token is bound to the client it was issued to (contract §6): a registered client
+ * names itself (`client_id`, and its secret when confidential) and must still be registered for
+ * refresh_token; without `client_id` only tokens of the built-in public client are refreshed.
+ */
 @Injectable()
 export class RefreshTokenGrant implements Grant {
-  readonly grantType = 'refresh_token';
+  readonly grantType = REFRESH_TOKEN;
 
   constructor(
     private readonly refreshTokens: RefreshTokenService,
     private readonly accessTokens: AccessTokenIssuer,
+    private readonly clients: ClientService,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
   async issue(request: TokenRequest): Promise<TokenSet> {
-    const { refreshToken, grant, scopes } = await this.refreshTokens.rotate({
-      refreshToken: required(request, 'refreshToken', 'refresh_token'),
+    const refreshToken = required(request, 'refreshToken', 'refresh_token');
+    const clientId = request.clientId || this.config.DEFAULT_PUBLIC_CLIENT_ID;
+    if (clientId !== this.config.DEFAULT_PUBLIC_CLIENT_ID) {
+      await this.clients.authenticateForGrant(clientId, request.clientSecret, REFRESH_TOKEN);
+    }
+    const {
+      refreshToken: next,
+      grant,
+      scopes,
+    } = await this.refreshTokens.rotate({
+      refreshToken,
       scope: request.scope,
-      clientId: request.clientId || undefined,
+      clientId,
     });
     const access = await this.accessTokens.issue({
       subject: grant.userId,
@@ -28,6 +46,6 @@ export class RefreshTokenGrant implements Grant {
       scopes,
       roles: grant.roles,
     });
-    return tokenSet(access, refreshToken);
+    return tokenSet(access, next);
   }
 }

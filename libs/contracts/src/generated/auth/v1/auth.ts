@@ -12,7 +12,7 @@ import { Observable } from "rxjs";
 /** Auth service: token issuance, signing keys, login audit and MFA (TOTP). */
 
 export interface IssueTokenRequest {
-  /** password | client_credentials | refresh_token */
+  /** password | client_credentials | refresh_token | authorization_code */
   grantType: string;
   username: string;
   password: string;
@@ -25,6 +25,10 @@ export interface IssueTokenRequest {
   clientIp: string;
   deviceId: string;
   userAgent: string;
+  /** authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.5). */
+  code: string;
+  redirectUri: string;
+  codeVerifier: string;
 }
 
 export interface IssueTokenResponse {
@@ -100,6 +104,67 @@ export interface ConfirmTotpResponse {
   confirmedAt: string;
 }
 
+/** The query parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3); absent ones empty. */
+export interface AuthorizationParameters {
+  responseType: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string;
+  codeChallengeMethod: string;
+}
+
+export interface CheckAuthorizationRequest {
+  parameters: AuthorizationParameters | undefined;
+}
+
+export interface CheckAuthorizationResponse {
+  /** Empty when the login page may be shown; else an RFC 6749 §4.1.2.1 error code. */
+  error: string;
+  errorDescription: string;
+  /**
+   * The error must be shown on a page, never sent to the redirect URI (unknown client, unregistered
+   * redirect URI: RFC 6749 §4.1.2.1).
+   */
+  errorPage: boolean;
+  /** The client's registered name, for the login page. */
+  clientName: string;
+}
+
+export interface AuthorizeRequest {
+  parameters:
+    | AuthorizationParameters
+    | undefined;
+  /**
+   * What the user typed on the login page: e-mail and password, or (second step) the code with the
+   * mfa_ticket the first step returned.
+   */
+  username: string;
+  password: string;
+  mfaCode: string;
+  mfaTicket: string;
+  /** Who asks, for lockout and audit, as for IssueToken. */
+  clientIp: string;
+  deviceId: string;
+  userAgent: string;
+}
+
+export interface AuthorizeResponse {
+  /**
+   * Empty when the request itself is refused: then error is an RFC 6749 §4.1.2.1 code for the
+   * redirect URI (or the page, when error_page is set), as CheckAuthorization answers.
+   */
+  code: string;
+  error: string;
+  errorDescription: string;
+  errorPage: boolean;
+  /**
+   * Set when the password was right and the account needs a TOTP code: send it back with mfa_code
+   * (valid 5 minutes, for this authorization request only).
+   */
+  mfaTicket: string;
+}
+
 export interface AuthServiceClient {
   /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
 
@@ -126,6 +191,20 @@ export interface AuthServiceClient {
   /** POST /v2/users/me/mfa/totp/confirm: a correct code enables MFA for the calling user. */
 
   confirmTotp(request: ConfirmTotpRequest, metadata?: Metadata): Observable<ConfirmTotpResponse>;
+
+  /**
+   * GET /v2/auth/authorize (contract §6): whether an authorization request may go on to the login
+   * page, and if not, how to answer it. Needs no caller.
+   */
+
+  checkAuthorization(request: CheckAuthorizationRequest, metadata?: Metadata): Observable<CheckAuthorizationResponse>;
+
+  /**
+   * The login page's form: checks the request again, runs the password login of the token endpoint
+   * (same lockout, ceiling, MFA and audit) and returns an authorization code. Needs no caller.
+   */
+
+  authorize(request: AuthorizeRequest, metadata?: Metadata): Observable<AuthorizeResponse>;
 }
 
 export interface AuthServiceController {
@@ -169,11 +248,39 @@ export interface AuthServiceController {
     request: ConfirmTotpRequest,
     metadata?: Metadata,
   ): Promise<ConfirmTotpResponse> | Observable<ConfirmTotpResponse> | ConfirmTotpResponse;
+
+  /**
+   * GET /v2/auth/authorize (contract §6): whether an authorization request may go on to the login
+   * page, and if not, how to answer it. Needs no caller.
+   */
+
+  checkAuthorization(
+    request: CheckAuthorizationRequest,
+    metadata?: Metadata,
+  ): Promise<CheckAuthorizationResponse> | Observable<CheckAuthorizationResponse> | CheckAuthorizationResponse;
+
+  /**
+   * The login page's form: checks the request again, runs the password login of the token endpoint
+   * (same lockout, ceiling, MFA and audit) and returns an authorization code. Needs no caller.
+   */
+
+  authorize(
+    request: AuthorizeRequest,
+    metadata?: Metadata,
+  ): Promise<AuthorizeResponse> | Observable<AuthorizeResponse> | AuthorizeResponse;
 }
 
 export function AuthServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["issueToken", "getJwks", "listLoginAudit", "enrollTotp", "confirmTotp"];
+    const grpcMethods: string[] = [
+      "issueToken",
+      "getJwks",
+      "listLoginAudit",
+      "enrollTotp",
+      "confirmTotp",
+      "checkAuthorization",
+      "authorize",
+    ];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("AuthService", method)(constructor.prototype[method], method, descriptor);

@@ -1,0 +1,98 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+
+import { Clock } from '@acct/clock';
+import { Injectable, Logger } from '@nestjs/common';
+
+import { OAuthErrors } from '../oauth/oauth-errors';
+import { RefreshTokenService } from '../refresh/refresh-token.service';
+import { AuthorizationCodeRepository, Issuance, StoredAuthorizationCode } from './authorization-code.repository';
+import { verifierMatches } from './pkce';
+
+/** Contract §6: a code lives 60 s. */
+export const AUTHORIZATION_CODE_TTL_MS = 60_000;
+/** Used codes are kept this long past their expiry, so that a late replay still revokes what they issued. */
+const KEEP_USED_MS = 24 * 60 * 60 * 1000;
+
+/** What a code was issued for; the exchange must present the same client, redirect URI and verifier. */
+export type CodeGrant = Omit<StoredAuthorizationCode, 'expiresAt'>;
+
+/** Who exchanges a code: the authenticated client, the redirect URI and the PKCE verifier it sends. */
+export interface Exchange {
+  clientId: string;
+  redirectUri: string;
+  codeVerifier: string;
+}
+
+/** A claimed code: its grant and the ids the tokens it issues must carry. */
+export type Redemption = CodeGrant & Issuance & { codeHash: string };
+
+const hashCode = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
+
+/**
+ * Authorization codes (contract §6): 256 random bits, stored as SHA-256, single use, 60 s, bound to
+ * the client, redirect URI, S256 challenge, user and scope. The first exchange attempt uses the code
+ * up, whatever its outcome; any later one is a replay: refused, and the refresh family the code's
+ * exchange started is revoked (RFC 6749 §4.1.2).
+ */
+@Injectable()
+export class AuthorizationCodes {
+  private readonly logger = new Logger(AuthorizationCodes.name);
+
+  constructor(
+    private readonly codes: AuthorizationCodeRepository,
+    private readonly refreshTokens: RefreshTokenService,
+    private readonly clock: Clock,
+  ) {}
+
+  async issue(grant: CodeGrant): Promise<string> {
+    const code = randomBytes(32).toString('base64url');
+    const now = this.clock.now();
+    await this.codes.purgeExpired(new Date(now - KEEP_USED_MS));
+    await this.codes.insert({
+      ...grant,
+      codeHash: hashCode(code),
+      createdAt: new Date(now),
+      expiresAt: new Date(now + AUTHORIZATION_CODE_TTL_MS),
+    });
+    return code;
+  }
+
+  /** Uses the code up for this exchange; `invalid_grant` unless everything it is bound to matches. */
+  async redeem(code: string, exchange: Exchange): Promise<Redemption> {
+    const codeHash = hashCode(code);
+    const now = this.clock.now();
+    const issuance: Issuance = { familyId: randomUUID(), accessTokenJti: randomUUID() };
+    const claimed = await this.codes.claim(codeHash, new Date(now), issuance);
+    if (!claimed) {
+      const replayed = await this.codes.markReplayed(codeHash, new Date(now));
+      if (replayed) await this.revoke(replayed);
+      throw OAuthErrors.badAuthorizationCode();
+    }
+    const bound =
+      claimed.expiresAt.getTime() > now &&
+      claimed.clientId === exchange.clientId &&
+      claimed.redirectUri === exchange.redirectUri &&
+      verifierMatches(exchange.codeVerifier, claimed.codeChallenge);
+    if (!bound) throw OAuthErrors.badAuthorizationCode();
+    const { expiresAt: _expiresAt, ...grant } = claimed;
+    return { ...grant, ...issuance, codeHash };
+  }
+
+  /**
+   * Called once the exchange's tokens exist: when a replay came in meanwhile (it may have found
+   * nothing to revoke yet), revokes them here and refuses the exchange.
+   */
+  async confirm(redemption: Redemption): Promise<void> {
+    if (!(await this.codes.wasReplayed(redemption.codeHash))) return;
+    await this.revoke(redemption);
+    throw OAuthErrors.badAuthorizationCode();
+  }
+
+  private async revoke(issued: Issuance): Promise<void> {
+    const revoked = await this.refreshTokens.revokeFamily(issued.familyId);
+    this.logger.warn(
+      `authorization code used again; revoked ${revoked} refresh tokens of family ${issued.familyId} ` +
+        `(access token ${issued.accessTokenJti})`,
+    );
+  }
+}

@@ -1,0 +1,130 @@
+import { scopesOfRoles } from '@acct/access-token';
+import { authV1 } from '@acct/contracts';
+import { DomainError } from '@acct/problem';
+import { Injectable } from '@nestjs/common';
+
+import { OAuthClient } from '../clients/client.repository';
+import { ClientService } from '../clients/client.service';
+import { AUTHORIZE } from '../metrics/auth-metrics';
+import { grantScopes } from '../oauth/scope';
+import { LoginCredential, PasswordLogin, userAwaitingMfa } from '../tokens/password-login';
+import { TokenService } from '../tokens/token.service';
+import { AuthorizationCodes } from './authorization-codes';
+import {
+  AuthorizationError,
+  AuthorizationParameters,
+  authorizationRequestError,
+  emptyParameters,
+  requestFingerprint,
+} from './authorization-request';
+import { MfaTickets } from './mfa-ticket';
+
+const NO_ERROR = { error: '', errorDescription: '', errorPage: false };
+
+type Checked = { client: OAuthClient; scopes: string[]; error?: undefined } | { error: AuthorizationError };
+
+/**
+ * The authorization endpoint (contract §6): checks authorization requests, and signs users in on the
+ * login page with the token endpoint's own password login (PasswordLogin: the same lockout, ceiling
+ * and MFA; TokenService.recorded: the same audit and metrics), then issues an authorization code.
+ */
+@Injectable()
+export class AuthorizationService {
+  constructor(
+    private readonly clients: ClientService,
+    private readonly codes: AuthorizationCodes,
+    private readonly login: PasswordLogin,
+    private readonly tokens: TokenService,
+    private readonly tickets: MfaTickets,
+  ) {}
+
+  async check(parameters: AuthorizationParameters): Promise<authV1.CheckAuthorizationResponse> {
+    const checked = await this.checked(parameters);
+    if (checked.error) return { ...checked.error, clientName: '' };
+    return { ...NO_ERROR, clientName: checked.client.name };
+  }
+
+  async authorize(request: authV1.AuthorizeRequest): Promise<authV1.AuthorizeResponse> {
+    const parameters = request.parameters ?? emptyParameters();
+    const checked = await this.checked(parameters);
+    if (checked.error) return { ...checked.error, code: '', mfaTicket: '' };
+    const fingerprint = requestFingerprint(parameters);
+    const ticket = request.mfaTicket ? this.tickets.open(request.mfaTicket, fingerprint) : undefined;
+    if (request.mfaTicket && !ticket) {
+      throw new DomainError('invalid_grant', 'The sign-in took too long or is not valid; start again.', {
+        extensions: { error: 'invalid_grant', error_description: 'The sign-in expired; start again.' },
+      });
+    }
+    const username = ticket?.username ?? request.username.trim().toLowerCase();
+    const credential: LoginCredential = ticket ? { passwordCheckedFor: ticket.user } : { password: request.password };
+    const audited = {
+      grantType: AUTHORIZE,
+      username,
+      password: '',
+      scope: parameters.scope,
+      mfaCode: request.mfaCode,
+      clientId: checked.client.id,
+      clientSecret: '',
+      refreshToken: '',
+      clientIp: request.clientIp,
+      deviceId: request.deviceId,
+      userAgent: request.userAgent,
+    };
+    try {
+      const code = await this.tokens.recorded(
+        audited,
+        async () => {
+          if (!username || (!ticket && !request.password)) {
+            throw new DomainError('invalid_request', 'Enter your e-mail and password.');
+          }
+          const user = await this.login.verify(
+            {
+              username,
+              clientIp: request.clientIp,
+              deviceId: request.deviceId,
+              userAgent: request.userAgent,
+              mfaCode: request.mfaCode,
+            },
+            credential,
+          );
+          const scopes = checked.scopes.filter((scope) => scopesOfRoles(user.roles).includes(scope));
+          if (scopes.length === 0) {
+            throw new DomainError('invalid_scope', 'The account holds none of the scopes asked for.');
+          }
+          const issued = await this.codes.issue({
+            clientId: checked.client.id,
+            redirectUri: parameters.redirectUri,
+            codeChallenge: parameters.codeChallenge,
+            userId: user.id,
+            orgId: user.orgId,
+            scopes,
+            roles: user.roles,
+          });
+          return { code: issued, user };
+        },
+        ({ user }) => ({ subject: user.id, orgId: user.orgId }),
+      );
+      return { ...NO_ERROR, code: code.code, mfaTicket: '' };
+    } catch (error) {
+      const awaiting = userAwaitingMfa(error);
+      if (awaiting) return { ...NO_ERROR, code: '', mfaTicket: this.tickets.issue(username, awaiting, fingerprint) };
+      if (error instanceof DomainError && error.code === 'invalid_scope') {
+        return { error: 'invalid_scope', errorDescription: error.detail, errorPage: false, code: '', mfaTicket: '' };
+      }
+      throw error;
+    }
+  }
+
+  private async checked(parameters: AuthorizationParameters): Promise<Checked> {
+    const client = await this.clients.find(parameters.clientId);
+    const error = authorizationRequestError(parameters, client);
+    if (error || !client)
+      return { error: error ?? { error: 'invalid_request', errorDescription: '', errorPage: true } };
+    try {
+      return { client, scopes: grantScopes(parameters.scope, client.scopes) };
+    } catch (refusal) {
+      if (!(refusal instanceof DomainError)) throw refusal;
+      return { error: { error: 'invalid_scope', errorDescription: refusal.detail, errorPage: false } };
+    }
+  }
+}
