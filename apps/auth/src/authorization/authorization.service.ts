@@ -7,7 +7,7 @@ import { OAuthClient } from '../clients/client.repository';
 import { ClientService } from '../clients/client.service';
 import { AUTHORIZE } from '../metrics/auth-metrics';
 import { grantScopes } from '../oauth/scope';
-import { LoginCredential, PasswordLogin, userAwaitingMfa } from '../tokens/password-login';
+import { attemptOf, LoginCredential, PasswordLogin, userAwaitingMfa } from '../tokens/password-login';
 import { TokenService } from '../tokens/token.service';
 import { AuthorizationCodes } from './authorization-codes';
 import {
@@ -77,16 +77,7 @@ export class AuthorizationService {
           if (!username || (!ticket && !request.password)) {
             throw new DomainError('invalid_request', 'Enter your e-mail and password.');
           }
-          const user = await this.login.verify(
-            {
-              username,
-              clientIp: request.clientIp,
-              deviceId: request.deviceId,
-              userAgent: request.userAgent,
-              mfaCode: request.mfaCode,
-            },
-            credential,
-          );
+          const user = await this.login.verify(attemptOf(request, username), credential);
           const scopes = checked.scopes.filter((scope) => scopesOfRoles(user.roles).includes(scope));
           if (scopes.length === 0) {
             throw new DomainError('invalid_scope', 'The account holds none of the scopes asked for.');

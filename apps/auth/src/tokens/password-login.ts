@@ -8,6 +8,18 @@ import { LOGIN_POLICIES, LoginAttempt, LoginPolicy } from './login-policy';
 /** The user's password, or a user whose password was already checked in a first step (login page MFA). */
 export type LoginCredential = { password: string } | { passwordCheckedFor: VerifiedUser };
 
+/** The attempt the login policies see, from a request's who-asks fields and its normalised username. */
+export const attemptOf = (
+  request: Pick<LoginAttempt, 'clientIp' | 'deviceId' | 'userAgent' | 'mfaCode'>,
+  username: string,
+): LoginAttempt => ({
+  username,
+  clientIp: request.clientIp,
+  deviceId: request.deviceId,
+  userAgent: request.userAgent,
+  mfaCode: request.mfaCode,
+});
+
 const pendingMfa = new WeakMap<DomainError, VerifiedUser>();
 
 /**

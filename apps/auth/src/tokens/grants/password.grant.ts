@@ -6,7 +6,7 @@ import { AUTH_CONFIG, AuthConfig } from '../../config';
 import { grantScopes } from '../../oauth/scope';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
 import { AccessTokenIssuer } from '../access-token.issuer';
-import { PasswordLogin } from '../password-login';
+import { attemptOf, PasswordLogin } from '../password-login';
 import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
 
 export { PASSWORD };
@@ -31,16 +31,7 @@ export class PasswordGrant implements Grant {
     const username = required(request, 'username', 'username').trim().toLowerCase();
     const password = required(request, 'password', 'password');
     const client = await this.client(request);
-    const user = await this.login.verify(
-      {
-        username,
-        clientIp: request.clientIp,
-        deviceId: request.deviceId,
-        userAgent: request.userAgent,
-        mfaCode: request.mfaCode,
-      },
-      { password },
-    );
+    const user = await this.login.verify(attemptOf(request, username), { password });
     const userScopes = scopesOfRoles(user.roles);
     const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
     const scopes = grantScopes(request.scope, allowed);
