@@ -11,6 +11,8 @@ export const envelope = <Data extends z.ZodType>(type: string, data: Data) =>
     type: z.literal(type),
     version: z.literal(1),
     occurred_at: z.iso.datetime({ offset: true }),
+    /** The `X-Request-Id` of the request that caused the event, when there was one (for the logs). */
+    request_id: z.string().max(128).optional(),
     data,
   });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { currentRequestId } from '@acct/observability';
 import { Injectable } from '@nestjs/common';
 
 import { Prisma } from '../generated/prisma/client';
@@ -19,7 +20,16 @@ export class OutboxRepository {
   /** Writes an event in the caller's transaction: it exists exactly when the change it describes does. */
   async append(db: Db, type: string, data: Prisma.InputJsonObject, occurredAt: Date): Promise<string> {
     const id = randomUUID();
-    const payload = { id, type, version: 1, occurred_at: occurredAt.toISOString(), data };
+    // The request id travels with the event, so the consumers' log lines about it carry it too.
+    const requestId = currentRequestId();
+    const payload = {
+      id,
+      type,
+      version: 1,
+      occurred_at: occurredAt.toISOString(),
+      ...(requestId ? { request_id: requestId } : {}),
+      data,
+    };
     await db.outboxEvent.create({ data: { id, type, payload, createdAt: occurredAt } });
     return id;
   }
