@@ -1,9 +1,20 @@
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { DedicatedServer, LocalObjectStorage, request, SmtpCatcher, TestStack, waitFor } from '@acct/testing';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DedicatedServer,
+  LocalObjectStorage,
+  repositoryRoot,
+  request,
+  secretTracesIn,
+  SmtpCatcher,
+  TestStack,
+  waitFor,
+} from '@acct/testing';
+import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { simpleParser } from 'mailparser';
 
 interface Bootstrap {
   org_id: string;
@@ -36,7 +47,7 @@ describe('activation e-mail', () => {
     stack = await TestStack.start({
       s3Endpoint: storage.endpoint,
       natsUrl: nats.url,
-      env: { SMTP_URL: smtp.url, TRUSTED_PROXIES: '127.0.0.1' },
+      env: { SMTP_URL: smtp.url, TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'info' },
     });
     const org = stack.cli<Bootstrap>(
       'bootstrap',
@@ -176,6 +187,64 @@ describe('activation e-mail', () => {
     );
     expect(mail.subject).toBe('重置您的密码'); // the default locale, zh-CN
     expect((await setPassword(tokenFromMail(mail.text), 'reset-pass-12')).status).toBe(200);
+  });
+
+  const eventIdOf = (messageId: string) => /^<(.+)@account-platform>$/.exec(messageId)![1];
+  const archivedCopy = async (eventId: string): Promise<Buffer> => {
+    const s3 = new S3Client({
+      endpoint: storage.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    try {
+      const object = await s3.send(new GetObjectCommand({ Bucket: storage.bucket, Key: `messages/${eventId}.eml` }));
+      return Buffer.from(await object.Body!.transformToByteArray());
+    } finally {
+      s3.destroy();
+    }
+  };
+
+  /** Issue 11 item 9: the archive must not hold a live link. */
+  it('archives activation and reset mails with the one-time token redacted, in every form, keeping its hash', async () => {
+    const address = email('redacted');
+    const created = await createUser({ email: address, display_name: 'Redacted', profile: { locale: 'en' } });
+    await request(stack.url(`/v2/users/${created.body.id}/reset-password`), { token, body: {} });
+    const mails = await waitFor('both e-mails', () => (smtp.to(address).length >= 2 ? smtp.to(address) : undefined));
+    for (const mail of mails) {
+      const oneTimeToken = tokenFromMail(mail.text);
+      const copy = await waitFor('the archived copy', () => archivedCopy(eventIdOf(mail.messageId)));
+      expect(await secretTracesIn(copy, oneTimeToken)).toEqual([]);
+      const parsed = await simpleParser(copy);
+      expect(parsed.subject).toBe(mail.subject);
+      expect(parsed.text).toContain(`${stack.env.PUBLIC_URL}/activate?token=REDACTED`);
+      expect(parsed.headers.get('x-redacted-token-sha256')).toBe(
+        createHash('sha256').update(oneTimeToken).digest('hex'),
+      );
+    }
+  });
+
+  /** Issue 11 item 6, in the mailer: the request that created the user names the mailer's lines. */
+  it("names the API request and the event on the mailer's log lines about it", async () => {
+    const address = email('traced');
+    const requestId = `mail-trace-${randomUUID()}`;
+    await request(stack.url('/v2/users'), {
+      token,
+      body: { email: address, display_name: 'Traced' },
+      headers: { 'x-request-id': requestId },
+    });
+    const [mail] = await waitFor('the e-mail', () => (smtp.to(address).length > 0 ? smtp.to(address) : undefined));
+    const eventId = eventIdOf(mail.messageId);
+    const log = path.join(repositoryRoot, '.data', 'test-logs', `${stack.ports.http}-mailer.log`);
+    const lines = await waitFor('the mailer line about it', () => {
+      const about = fs
+        .readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('{') && line.includes(eventId))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      return about.some((line) => String(line.message).startsWith('sent')) ? about : undefined;
+    });
+    for (const line of lines) expect(line).toMatchObject({ event_id: eventId, request_id: requestId });
   });
 
   it('keeps creating users while NATS is down, and sends every e-mail once when it returns', async () => {

@@ -1,4 +1,4 @@
-import { commonEnv, loadConfig, natsUrl, objectStorageEnv, port, urlWithScheme } from '@acct/config';
+import { commonEnv, loadConfig, millis, natsUrl, objectStorageEnv, port, urlWithScheme } from '@acct/config';
 import { z } from 'zod';
 
 export const mailerEnv = {
@@ -9,8 +9,14 @@ export const mailerEnv = {
   SMTP_URL: urlWithScheme(['smtp', 'smtps'], 'smtp://127.0.0.1:1025'),
   MAIL_FROM: z.string().min(3).default('Account Platform <no-reply@account-platform.local>'),
   PUBLIC_URL: urlWithScheme(['http', 'https'], 'http://127.0.0.1:8080'),
+  /** Retries of mail the SMTP server refused for now (docs/events.md, "The mailer"). */
+  MAIL_RETRY_BASE_MS: millis(1000),
+  MAIL_RETRY_MAX_MS: millis(60_000),
+  MAIL_MAX_AGE_MS: millis(24 * 3600 * 1000),
 };
 
 export type MailerConfig = ReturnType<typeof loadMailerConfig>;
 export const loadMailerConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(mailerEnv, env);
 export const MAILER_CONFIG = Symbol('MAILER_CONFIG');
+/** The process's pino logger: mail log lines carry the event and request ids as fields. */
+export const MAILER_LOGGER = Symbol('MAILER_LOGGER');

@@ -6,14 +6,18 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 
 import { NatsConnectionProvider } from './bus/nats.connection';
-import { MAILER_CONFIG, MailerConfig } from './config';
+import { MAILER_CONFIG, MAILER_LOGGER, MailerConfig } from './config';
 import { MailConsumer } from './mail/mail.consumer';
 
 @Global()
 @Module({})
 class MailerModule {
-  static forRoot(config: MailerConfig): DynamicModule {
-    const providers = [{ provide: MAILER_CONFIG, useValue: config }, NatsConnectionProvider];
+  static forRoot(config: MailerConfig, logger: Logger): DynamicModule {
+    const providers = [
+      { provide: MAILER_CONFIG, useValue: config },
+      { provide: MAILER_LOGGER, useValue: logger },
+      NatsConnectionProvider,
+    ];
     return { module: MailerModule, providers, exports: providers };
   }
 }
@@ -25,7 +29,10 @@ export async function startMailer(
   registry: Registry,
 ): Promise<NestFastifyApplication> {
   @Module({
-    imports: [MailerModule.forRoot(config), OpsModule.forRoot({ registry, readiness: [NatsConnectionProvider] })],
+    imports: [
+      MailerModule.forRoot(config, logger),
+      OpsModule.forRoot({ registry, readiness: [NatsConnectionProvider] }),
+    ],
     providers: [MailConsumer],
   })
   class AppModule {}

@@ -3,7 +3,8 @@ import { AckPolicy, connect, ConsumerMessages, DeliverPolicy, JsMsg, NatsConnect
 
 import { ensureStream } from './streams';
 
-export type Outcome = 'ack' | 'retry' | 'reject';
+/** `retryInMs`: redelivered after that delay (a consumer's own back-off). */
+export type Outcome = 'ack' | 'retry' | 'reject' | { retryInMs: number };
 
 export interface DurableConsumerOptions {
   natsUrl: string;
@@ -12,7 +13,10 @@ export interface DurableConsumerOptions {
   stream: { name: string; subjects: readonly string[] };
   durable: string;
   filterSubject?: string;
-  /** `ack` when done, `retry` to have it redelivered later, `reject` for a message that can never work. */
+  /**
+   * `ack` when done, `retry` to have it redelivered in a second (or `{ retryInMs }` to choose when),
+   * `reject` for a message that can never work.
+   */
   handle: (message: JsMsg) => Promise<Outcome>;
   logger: Logger;
 }
@@ -91,7 +95,7 @@ export class DurableConsumer {
       }
       if (outcome === 'ack') message.ack();
       else if (outcome === 'reject') message.term();
-      else message.nak(1000);
+      else message.nak(outcome === 'retry' ? 1000 : outcome.retryInMs);
     }
   }
 }

@@ -5,6 +5,7 @@ export * from './faults';
 export * from './http';
 export * from './local-object-storage';
 export * from './ports';
+export * from './secret-traces';
 export * from './smtp-catcher';
 export * from './stack';
 export * from './steady-load';

@@ -13,21 +13,63 @@ export interface CaughtMail {
   receivedAt: number;
 }
 
+/**
+ * How the catcher answers a recipient it was told to refuse: `permanent` is `550 5.1.1` (no such
+ * mailbox), `temporary` is `451 4.2.1` (try again later), `drop` closes the connection without a reply.
+ */
+export type SmtpRefusal = 'permanent' | 'temporary' | 'drop';
+
+/** One attempt to deliver to a recipient (its `RCPT TO`) and how the catcher answered it. */
+export interface SmtpAttempt {
+  to: string;
+  /** When the catcher answered (ms since the epoch). */
+  at: number;
+  answer: 'accepted' | SmtpRefusal;
+}
+
 /** A real SMTP server (the `smtp-server` package) on a spare port that keeps what it receives. */
 export class SmtpCatcher {
   private constructor(
     readonly port: number,
     private readonly server: SMTPServer,
     readonly messages: CaughtMail[],
+    /** Every `RCPT TO` seen, in order, with its answer. */
+    readonly attempts: SmtpAttempt[],
+    private readonly refusals: Map<string, { refusal: SmtpRefusal; remaining: number }>,
   ) {}
 
   static async start(): Promise<SmtpCatcher> {
     const port = await freePort();
     const messages: CaughtMail[] = [];
-    const server = new SMTPServer({
+    const attempts: SmtpAttempt[] = [];
+    const refusals = new Map<string, { refusal: SmtpRefusal; remaining: number }>();
+    const answerFor = (address: string): SmtpAttempt['answer'] => {
+      const rule = refusals.get(address.toLowerCase());
+      if (!rule || rule.remaining <= 0) return 'accepted';
+      rule.remaining -= 1;
+      return rule.refusal;
+    };
+    const server: SMTPServer = new SMTPServer({
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
+      onRcptTo(address, session, callback) {
+        const answer = answerFor(address.address);
+        attempts.push({ to: address.address, at: Date.now(), answer });
+        if (answer === 'accepted') return callback();
+        if (answer === 'permanent')
+          return callback(
+            Object.assign(new Error(`5.1.1 <${address.address}>: Recipient address rejected: User unknown`), {
+              responseCode: 550,
+            }),
+          );
+        if (answer === 'temporary')
+          return callback(
+            Object.assign(new Error('4.2.1 Mailbox temporarily unavailable, try again later'), { responseCode: 451 }),
+          );
+        // drop: the connection ends without an answer, as a crashing or cut-off server's would
+        [...server.connections].find((connection) => connection.session === session)?._socket.destroy();
+      },
       onData(stream, _session, callback) {
         simpleParser(stream)
           .then((parsed) => {
@@ -45,7 +87,7 @@ export class SmtpCatcher {
           .catch((error: Error) => callback(error));
       },
     });
-    const catcher = new SmtpCatcher(port, server, messages);
+    const catcher = new SmtpCatcher(port, server, messages, attempts, refusals);
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     return catcher;
   }
@@ -54,8 +96,17 @@ export class SmtpCatcher {
     return `smtp://127.0.0.1:${this.port}`;
   }
 
+  /** Answers the next `times` attempts to deliver to `address` with `refusal` (all of them by default). */
+  refuse(address: string, refusal: SmtpRefusal, times = Number.POSITIVE_INFINITY): void {
+    this.refusals.set(address.toLowerCase(), { refusal, remaining: times });
+  }
+
   to(address: string): CaughtMail[] {
     return this.messages.filter((message) => message.to.toLowerCase() === address.toLowerCase());
+  }
+
+  attemptsTo(address: string): SmtpAttempt[] {
+    return this.attempts.filter((attempt) => attempt.to.toLowerCase() === address.toLowerCase());
   }
 
   close(): Promise<void> {

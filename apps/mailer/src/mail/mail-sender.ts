@@ -8,7 +8,15 @@ export interface OutgoingMail extends RenderedMail {
   messageId: string;
 }
 
-/** Builds the raw RFC 5322 message once, sends exactly those bytes over SMTP and returns them. */
+/** The archived version of a mail: its content with the secrets left out, and headers that say so. */
+export interface ArchivedContent extends RenderedMail {
+  headers: Record<string, string>;
+}
+
+/**
+ * Builds the raw RFC 5322 message, sends exactly those bytes over SMTP, and returns the copy to
+ * archive: the same message (sender, recipient, date, Message-ID) built from the archived content.
+ */
 export class MailSender {
   private readonly smtp: Transporter;
   private readonly builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
@@ -31,7 +39,16 @@ export class MailSender {
     });
   }
 
-  async send(mail: OutgoingMail): Promise<Buffer> {
+  async send(mail: OutgoingMail, archived: ArchivedContent): Promise<Buffer> {
+    const date = new Date();
+    const raw = await this.build(mail, date);
+    const copy = await this.build({ ...mail, ...archived }, date, archived.headers);
+    await this.smtp.sendMail({ envelope: { from: this.from, to: [mail.to] }, raw });
+    return copy;
+  }
+
+  /** The raw message, without sending it. */
+  async build(mail: OutgoingMail, date: Date, headers: Record<string, string> = {}): Promise<Buffer> {
     const built = (await this.builder.sendMail({
       from: this.from,
       to: mail.to,
@@ -39,8 +56,9 @@ export class MailSender {
       text: mail.text,
       html: mail.html,
       messageId: mail.messageId,
+      date,
+      headers,
     })) as unknown as { message: Buffer };
-    await this.smtp.sendMail({ envelope: { from: this.from, to: [mail.to] }, raw: built.message });
     return built.message;
   }
 

@@ -1,15 +1,18 @@
-import { DurableConsumer, PASSWORD_RESET_REQUESTED, STREAMS, USER_CREATED, userCreated } from '@acct/events';
+import { DurableConsumer, Outcome, PASSWORD_RESET_REQUESTED, STREAMS, USER_CREATED, userCreated } from '@acct/events';
 import { METRICS_REGISTRY } from '@acct/observability';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { JsMsg } from 'nats';
+import type { Logger as PinoLogger } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { z } from 'zod';
 
-import { MAILER_CONFIG, MailerConfig } from '../config';
+import { MAILER_CONFIG, MAILER_LOGGER, MailerConfig } from '../config';
+import { classifyFailure, FailureVerdict, retryDelayMs, RetryPolicy, tooOldToRetry } from './delivery-policy';
 import { MailSender } from './mail-sender';
-import { MessageArchive } from './message-archive';
-import { MailKind, renderMail } from './templates';
+import { MessageArchive, UndeliverableRecord } from './message-archive';
+import { renderWithArchivedCopy } from './redaction';
+import { MailKind } from './templates';
 
 /** `identity.user.password_reset_requested` (v1): who, and the one-time token for the link. */
 const passwordResetRequested = z.object({
@@ -27,6 +30,29 @@ const passwordResetRequested = z.object({
   }),
 });
 
+/** What the mailer knows of an event besides its mail: its ids (for every log line) and its age. */
+interface EventLabels {
+  eventId: string | null;
+  type: string | null;
+  requestId: string | null;
+  occurredAt: string | null;
+}
+
+/** The envelope's ids and time, read leniently: they label log lines even for a malformed event. */
+function labelsOf(json: unknown): EventLabels {
+  const envelope = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' && value.length <= 128 ? value : null);
+  return {
+    eventId: text(envelope.id),
+    type: text(envelope.type),
+    requestId: text(envelope.request_id),
+    occurredAt: text(envelope.occurred_at),
+  };
+}
+
+/** A server's reply for a log line: the e-mail addresses it may echo are left out. */
+const withoutAddresses = (reply: string) => reply.replace(/[^\s<>"]+@[^\s<>"]+/g, '<address>');
+
 interface MailJob {
   eventId: string;
   kind: MailKind;
@@ -38,26 +64,41 @@ interface MailJob {
 
 /**
  * Sends the activation and password-reset e-mails: a durable JetStream consumer with explicit acks.
- * Each event's mail is sent at most once: the copy stored in object storage under the event id is
- * the record, checked before sending and written right after the SMTP server accepted the message.
+ * Each event's mail is sent at most once: the archive in object storage is the record, checked before
+ * sending: the copy of the sent message under the event id (written right after the SMTP server
+ * accepted it, with the one-time token left out), or the record of a mail given up as undeliverable.
  * Once the mail is out, writing the copy is retried (the message kept in progress) until the store
  * answers, so an object-storage outage delays the record but never repeats the mail; only a crash
  * (or a shutdown) before the copy is written can. Events that need no mail are acked.
+ *
+ * A failed attempt is classified (delivery-policy.ts): a permanent SMTP refusal is recorded as
+ * undeliverable and acked at once; anything else is retried with exponential back-off and jitter
+ * (a delayed `nak`) until the event is `MAIL_MAX_AGE_MS` old, then recorded as undeliverable too.
+ * Every log line about an event carries its `event_id` and `request_id`.
  */
 @Injectable()
 export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('mail');
+  private readonly logger: PinoLogger;
   private readonly consumer: DurableConsumer;
   private readonly sender: MailSender;
   private readonly archive: MessageArchive;
+  private readonly policy: RetryPolicy;
   private readonly sent: Counter<'kind'>;
-  private readonly failed: Counter<'kind'>;
+  private readonly failures: Counter<'kind'>;
+  private readonly undeliverable: Counter<'kind' | 'reason'>;
   private stopping = false;
 
   constructor(
     @Inject(MAILER_CONFIG) private readonly config: MailerConfig,
     @Inject(METRICS_REGISTRY) registry: Registry,
+    @Inject(MAILER_LOGGER) logger: PinoLogger,
   ) {
+    this.logger = logger.child({ context: 'mail' });
+    this.policy = {
+      baseMs: config.MAIL_RETRY_BASE_MS,
+      maxMs: config.MAIL_RETRY_MAX_MS,
+      maxAgeMs: config.MAIL_MAX_AGE_MS,
+    };
     this.sender = new MailSender(config.SMTP_URL, config.MAIL_FROM);
     this.archive = new MessageArchive(
       new S3Client({
@@ -75,10 +116,16 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
       labelNames: ['kind'],
       registers: [registry],
     });
-    this.failed = new Counter({
+    this.failures = new Counter({
       name: 'mailer_mail_failed_total',
-      help: 'Attempts to send an e-mail that failed (retried later).',
+      help: 'Attempts to send an e-mail that failed (retried later, or given up as undeliverable).',
       labelNames: ['kind'],
+      registers: [registry],
+    });
+    this.undeliverable = new Counter({
+      name: 'mailer_mail_undeliverable_total',
+      help: 'E-mails given up: refused for good by the SMTP server, or still failing at the maximum age.',
+      labelNames: ['kind', 'reason'],
       registers: [registry],
     });
     this.consumer = new DurableConsumer({
@@ -88,7 +135,7 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
       durable: 'mailer',
       filterSubject: 'identity.user.>',
       handle: (message) => this.handle(message),
-      logger: this.logger,
+      logger: new Logger('mail'),
     });
   }
 
@@ -102,43 +149,129 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     this.sender.close();
   }
 
-  async handle(message: JsMsg): Promise<'ack' | 'retry' | 'reject'> {
+  async handle(message: JsMsg): Promise<Outcome> {
+    let json: unknown;
     let job: MailJob | undefined;
     try {
-      job = this.jobOf(message.subject, JSON.parse(message.string()));
+      json = JSON.parse(message.string());
+      job = this.jobOf(message.subject, json);
     } catch (error) {
-      this.logger.warn(`rejected ${message.subject} #${message.seq}: ${(error as Error).message}`);
+      const { eventId, requestId } = labelsOf(json);
+      this.logger.warn(
+        { event_id: eventId, request_id: requestId, subject: message.subject, seq: message.seq },
+        `rejected ${message.subject} #${message.seq}: ${(error as Error).message}`,
+      );
       return 'reject';
     }
     if (!job) return 'ack';
-    if (await this.archive.has(job.eventId)) return 'ack'; // sent before: a redelivery
-    const link = `${this.config.PUBLIC_URL.replace(/\/$/, '')}/activate?token=${encodeURIComponent(job.token)}`;
-    let raw: Buffer;
+    const labels = labelsOf(json);
+    const log = this.logger.child({ event_id: job.eventId, request_id: labels.requestId, kind: job.kind });
+    let archived: Buffer;
     try {
-      raw = await this.sender.send({
+      const done = await this.archive.outcomeOf(job.eventId);
+      if (done) {
+        log.info(`${job.kind} mail already ${done}: a redelivery, acknowledged`);
+        return 'ack';
+      }
+      const { mail, archived: copy } = renderWithArchivedCopy(
+        job.kind,
+        job.locale,
+        job.displayName,
+        job.token,
+        (token) => this.linkFor(token),
+      );
+      archived = await this.sender.send({ to: job.to, messageId: `<${job.eventId}@account-platform>`, ...mail }, copy);
+    } catch (error) {
+      return this.attemptFailed(job, labels, message, log, error);
+    }
+    try {
+      await this.storeSent(job.eventId, archived, message, log);
+    } catch (error) {
+      log.warn(`${job.kind} mail sent, its copy not stored before the stop: ${(error as Error).message}`);
+      return 'retry';
+    }
+    this.sent.inc({ kind: job.kind });
+    log.info(`sent ${job.kind} mail for event ${job.eventId}`);
+    return 'ack';
+  }
+
+  /** The link of the mail (the archived copy gets it with the token redacted). */
+  private linkFor(token: string): string {
+    return `${this.config.PUBLIC_URL.replace(/\/$/, '')}/activate?token=${encodeURIComponent(token)}`;
+  }
+
+  /** A failed attempt: given up when refused for good or too old, else retried after a back-off. */
+  private attemptFailed(
+    job: MailJob,
+    labels: EventLabels,
+    message: JsMsg,
+    log: PinoLogger,
+    error: unknown,
+  ): Promise<Outcome> | Outcome {
+    this.failures.inc({ kind: job.kind });
+    const verdict = classifyFailure(error);
+    const attempt = message.info.deliveryCount;
+    if (verdict.permanent) return this.giveUp('refused', job, labels, attempt, verdict, log);
+    if (labels.occurredAt && tooOldToRetry(labels.occurredAt, Date.now(), this.policy))
+      return this.giveUp('expired', job, labels, attempt, verdict, log);
+    const delay = retryDelayMs(attempt, this.policy);
+    log.warn(
+      { attempt, retry_in_ms: delay, smtp_code: verdict.smtpCode ?? null, error_code: verdict.code },
+      `${job.kind} mail not sent (${verdict.code}: ${withoutAddresses(verdict.detail)}); retrying in ${delay} ms`,
+    );
+    return { retryInMs: delay };
+  }
+
+  /** Records the mail as undeliverable beside the sent copies and acknowledges the event for good. */
+  private async giveUp(
+    reason: UndeliverableRecord['reason'],
+    job: MailJob,
+    labels: EventLabels,
+    attempt: number,
+    verdict: FailureVerdict,
+    log: PinoLogger,
+  ): Promise<Outcome> {
+    const details = { reason, attempt, smtp_code: verdict.smtpCode ?? null, error_code: verdict.code };
+    try {
+      await this.archive.storeUndeliverable({
+        event_id: job.eventId,
+        event_type: labels.type ?? '',
+        request_id: labels.requestId,
+        kind: job.kind,
         to: job.to,
-        messageId: `<${job.eventId}@account-platform>`,
-        ...renderMail(job.kind, job.locale, job.displayName, link),
+        reason,
+        occurred_at: labels.occurredAt ?? '',
+        recorded_at: new Date().toISOString(),
+        attempts: attempt,
+        smtp_code: verdict.smtpCode ?? null,
+        error_code: verdict.code,
+        detail: verdict.detail,
       });
     } catch (error) {
-      this.failed.inc({ kind: job.kind });
-      throw error;
+      const delay = retryDelayMs(attempt, this.policy);
+      log.warn(
+        { ...details, retry_in_ms: delay },
+        `${job.kind} mail undeliverable, not recorded yet (${(error as Error).message}); retrying in ${delay} ms`,
+      );
+      return { retryInMs: delay };
     }
-    await this.storeSent(job.eventId, raw, message);
-    this.sent.inc({ kind: job.kind });
-    this.logger.log(`sent ${job.kind} mail for event ${job.eventId}`);
+    this.undeliverable.inc({ kind: job.kind, reason });
+    log.warn(
+      details,
+      `${job.kind} mail undeliverable (${reason}: ${withoutAddresses(verdict.detail)}); recorded as ${MessageArchive.undeliverableKeyOf(job.eventId)}, not retried`,
+    );
     return 'ack';
   }
 
   /** Writes the copy of a sent mail, retrying until object storage answers (see the class comment). */
-  private async storeSent(eventId: string, raw: Buffer, message: JsMsg): Promise<void> {
+  private async storeSent(eventId: string, raw: Buffer, message: JsMsg, log: PinoLogger): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.archive.store(eventId, raw);
         return;
       } catch (error) {
         if (this.stopping) throw error;
-        if (attempt === 1) this.logger.warn(`copy of sent mail ${eventId} not stored yet: ${(error as Error).message}`);
+        if (attempt === 1) log.warn(`copy of sent mail ${eventId} not stored yet: ${(error as Error).message}`);
         message.working(); // keeps JetStream from redelivering it meanwhile
         await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
       }

@@ -1,8 +1,28 @@
 import { GetObjectCommand, HeadObjectCommand, NotFound, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 
+/** Why an event's mail was given up: refused for good by the SMTP server, or too old to retry. */
+export interface UndeliverableRecord {
+  event_id: string;
+  event_type: string;
+  request_id: string | null;
+  kind: string;
+  to: string;
+  reason: 'refused' | 'expired';
+  occurred_at: string;
+  recorded_at: string;
+  attempts: number;
+  smtp_code: number | null;
+  error_code: string;
+  detail: string;
+}
+
+/** What the archive says was done with an event's mail. */
+export type ArchivedOutcome = 'sent' | 'undeliverable';
+
 /**
- * Copies of sent messages in object storage, one object per event: `messages/<event id>.eml`. The
- * copy is also the mailer's record of what it sent, so a redelivered event is recognised.
+ * Copies of sent messages in object storage, one object per event: `messages/<event id>.eml`, and
+ * beside them `undeliverable/<event id>.json` for mails given up. Either object is the mailer's record
+ * of what it did with the event, so a redelivered event is recognised and nothing is sent twice.
  */
 export class MessageArchive {
   constructor(
@@ -16,9 +36,22 @@ export class MessageArchive {
     return `messages/${eventId}.eml`;
   }
 
-  async has(eventId: string): Promise<boolean> {
+  static undeliverableKeyOf(eventId: string) {
+    return `undeliverable/${eventId}.json`;
+  }
+
+  /** `sent`, `undeliverable`, or undefined when the event's mail was neither sent nor given up. */
+  async outcomeOf(eventId: string): Promise<ArchivedOutcome | undefined> {
+    const [sent, undeliverable] = await Promise.all([
+      this.exists(MessageArchive.keyOf(eventId)),
+      this.exists(MessageArchive.undeliverableKeyOf(eventId)),
+    ]);
+    return sent ? 'sent' : undeliverable ? 'undeliverable' : undefined;
+  }
+
+  private async exists(key: string): Promise<boolean> {
     try {
-      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: MessageArchive.keyOf(eventId) }), {
+      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), {
         abortSignal: AbortSignal.timeout(this.timeoutMs),
       });
       return true;
@@ -35,6 +68,18 @@ export class MessageArchive {
         Key: MessageArchive.keyOf(eventId),
         Body: raw,
         ContentType: 'message/rfc822',
+      }),
+      { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+    );
+  }
+
+  async storeUndeliverable(record: UndeliverableRecord): Promise<void> {
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: MessageArchive.undeliverableKeyOf(record.event_id),
+        Body: JSON.stringify(record, null, 2),
+        ContentType: 'application/json',
       }),
       { abortSignal: AbortSignal.timeout(this.timeoutMs) },
     );
