@@ -1,3 +1,4 @@
+import { ClockModule } from '@acct/clock';
 import { NestPinoLogger, OpsModule } from '@acct/observability';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -31,6 +32,7 @@ export async function startMailer(
   @Module({
     imports: [
       MailerModule.forRoot(config, logger),
+      ClockModule,
       OpsModule.forRoot({ registry, readiness: [NatsConnectionProvider] }),
     ],
     providers: [MailConsumer],

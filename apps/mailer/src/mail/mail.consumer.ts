@@ -1,3 +1,4 @@
+import { Clock } from '@acct/clock';
 import { DurableConsumer, Outcome, PASSWORD_RESET_REQUESTED, STREAMS, USER_CREATED, userCreated } from '@acct/events';
 import { METRICS_REGISTRY } from '@acct/observability';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -92,6 +93,7 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(MAILER_CONFIG) private readonly config: MailerConfig,
     @Inject(METRICS_REGISTRY) registry: Registry,
     @Inject(MAILER_LOGGER) logger: PinoLogger,
+    private readonly clock: Clock,
   ) {
     this.logger = logger.child({ context: 'mail' });
     this.policy = {
@@ -212,7 +214,7 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     const verdict = classifyFailure(error);
     const attempt = message.info.deliveryCount;
     if (verdict.permanent) return this.giveUp('refused', job, labels, attempt, verdict, log);
-    if (labels.occurredAt && tooOldToRetry(labels.occurredAt, Date.now(), this.policy))
+    if (labels.occurredAt && tooOldToRetry(labels.occurredAt, this.clock.now(), this.policy))
       return this.giveUp('expired', job, labels, attempt, verdict, log);
     const delay = retryDelayMs(attempt, this.policy);
     log.warn(
@@ -241,7 +243,7 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
         to: job.to,
         reason,
         occurred_at: labels.occurredAt ?? '',
-        recorded_at: new Date().toISOString(),
+        recorded_at: this.clock.date().toISOString(),
         attempts: attempt,
         smtp_code: verdict.smtpCode ?? null,
         error_code: verdict.code,
