@@ -5,7 +5,6 @@ import { Controller } from '@nestjs/common';
 
 import { LoginAudit } from './audit/login-audit';
 import { AuthorizationService } from './authorization/authorization.service';
-import { emptyParameters } from './authorization/authorization-request';
 import { SigningKeyService } from './keys/signing-key.service';
 import { MfaService } from './mfa/mfa.service';
 import { TokenService } from './tokens/token.service';
@@ -43,7 +42,7 @@ export class AuthGrpcController implements authV1.AuthServiceController {
   }
 
   checkAuthorization(request: authV1.CheckAuthorizationRequest): Promise<authV1.CheckAuthorizationResponse> {
-    return this.authorization.check(request.parameters ?? emptyParameters());
+    return this.authorization.check(request);
   }
 
   authorize(request: authV1.AuthorizeRequest): Promise<authV1.AuthorizeResponse> {

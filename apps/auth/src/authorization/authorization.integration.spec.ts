@@ -68,8 +68,15 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
     ...fields,
   });
 
-  const signIn = (request: Partial<authV1.AuthorizeRequest> & { parameters: authV1.AuthorizationParameters }) =>
-    authorization.authorize({
+  /** The browser's cookie nonce. */
+  const NONCE = randomBytes(32).toString('base64url');
+  const check = (fields: authV1.AuthorizationParameters, csrfNonce = NONCE) =>
+    authorization.check({ parameters: fields, csrfNonce });
+
+  /** Loads the login page (for its CSRF token) and submits it. */
+  const signIn = async (request: Partial<authV1.AuthorizeRequest> & { parameters: authV1.AuthorizationParameters }) => {
+    const { csrfToken } = await check(request.parameters);
+    return authorization.authorize({
       username: USER.email,
       password: PASSWORD,
       mfaCode: '',
@@ -77,8 +84,11 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       clientIp: '198.51.100.200',
       deviceId: '',
       userAgent: 'jest',
+      csrfNonce: NONCE,
+      csrfToken,
       ...request,
     });
+  };
 
   const exchange = (fields: Partial<TokenRequest>) =>
     tokens.issue(passwordLogin({ grantType: 'authorization_code', password: '', clientId: spa, ...fields }));
@@ -130,17 +140,18 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
 
   describe('checking an authorization request', () => {
     it('accepts a registered client and redirect URI with an S256 challenge, and names the client', async () => {
-      expect(await authorization.check(parameters())).toEqual({
+      expect(await check(parameters())).toEqual({
         error: '',
         errorDescription: '',
         errorPage: false,
         clientName: 'Single-page app',
+        csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       });
     });
 
     it('answers an unknown client or an unregistered redirect URI with an error page, never a redirect', async () => {
       for (const fields of [{ clientId: 'nobody' }, { clientId: '' }, { redirectUri: '' }]) {
-        expect(await authorization.check(parameters(fields))).toMatchObject({
+        expect(await check(parameters(fields))).toMatchObject({
           error: 'invalid_request',
           errorPage: true,
         });
@@ -160,7 +171,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       ['a loopback URI with another path', 'http://127.0.0.1:4000/other'],
       ['another loopback host', 'http://localhost:4000/callback'],
     ])('treats %s as unregistered (error page)', async (_what, redirectUri) => {
-      expect(await authorization.check(parameters({ redirectUri }))).toMatchObject({
+      expect(await check(parameters({ redirectUri }))).toMatchObject({
         error: 'invalid_request',
         errorDescription: 'The redirect_uri is not registered for this client.',
         errorPage: true,
@@ -169,7 +180,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
 
     it('accepts any port on a registered loopback redirect URI (RFC 8252 §7.3)', async () => {
       for (const redirectUri of ['http://127.0.0.1/callback', 'http://127.0.0.1:53124/callback']) {
-        expect((await authorization.check(parameters({ redirectUri }))).error).toBe('');
+        expect((await check(parameters({ redirectUri }))).error).toBe('');
       }
     });
 
@@ -182,12 +193,12 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       ['missing response_type', { responseType: '' }, 'invalid_request'],
       ['a scope the client lacks', { scope: 'instances:write' }, 'invalid_scope'],
     ])('sends %s back to the redirect URI as %s', async (_what, fields, error) => {
-      expect(await authorization.check(parameters(fields))).toMatchObject({ error, errorPage: false });
+      expect(await check(parameters(fields))).toMatchObject({ error, errorPage: false });
     });
 
     it('answers a client not registered for authorization_code (it has no redirect URI) with an error page', async () => {
       const { clientId } = await clients.create({ orgId: ORG, name: 'robot', scopes: ['users:read'] });
-      expect(await authorization.check(parameters({ clientId }))).toMatchObject({
+      expect(await check(parameters({ clientId }))).toMatchObject({
         error: 'invalid_request',
         errorPage: true,
       });
@@ -198,7 +209,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
         grantTypes: ['password'],
         scopes: ['users:read'],
       });
-      expect(await authorization.check(parameters({ clientId: mixed.clientId }))).toMatchObject({ errorPage: true });
+      expect(await check(parameters({ clientId: mixed.clientId }))).toMatchObject({ errorPage: true });
     });
   });
 
@@ -326,6 +337,24 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       }
       expect((await refusal(signIn({ parameters: parameters(), clientIp: ip }))).code).toBe('login_locked');
       expect(await outcomeOf(tokens.issue(passwordLogin({ username: USER.email, clientIp: ip })))).toBe('login_locked');
+    });
+
+    it("refuses a form without its CSRF token, with another browser's token, or for another request", async () => {
+      const request = parameters();
+      const { csrfToken } = await check(request);
+      const otherBrowser = await check(request, randomBytes(32).toString('base64url'));
+      const otherRequest = await check(parameters());
+      for (const [csrfNonce, token] of [
+        [NONCE, ''],
+        [NONCE, otherBrowser.csrfToken],
+        [NONCE, otherRequest.csrfToken],
+        ['', csrfToken],
+        ['not-a-nonce', csrfToken],
+      ]) {
+        const error = await refusal(signIn({ parameters: request, csrfNonce, csrfToken: token, clientIp: freshIp() }));
+        expect(error).toMatchObject({ code: 'forbidden', status: 403 });
+      }
+      expect((await signIn({ parameters: request, csrfToken, clientIp: freshIp() })).code).not.toBe('');
     });
 
     it('records every sign-in in the login audit as "authorize"', async () => {

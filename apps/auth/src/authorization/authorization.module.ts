@@ -4,12 +4,12 @@ import { OAuthClientsModule } from '../clients/clients.module';
 import { TokensModule } from '../tokens/tokens.module';
 import { AuthorizationService } from './authorization.service';
 import { AuthorizationCodesModule } from './authorization-codes.module';
-import { MfaTickets } from './mfa-ticket';
+import { SignInSeals } from './sign-in-seals';
 
 /** The authorization endpoint's checks and the login page's sign-in (contract §6). */
 @Module({
   imports: [OAuthClientsModule, TokensModule, AuthorizationCodesModule],
-  providers: [AuthorizationService, MfaTickets],
+  providers: [AuthorizationService, SignInSeals],
   exports: [AuthorizationService],
 })
 export class AuthorizationModule {}

@@ -17,7 +17,7 @@ import {
   emptyParameters,
   requestFingerprint,
 } from './authorization-request';
-import { MfaTickets } from './mfa-ticket';
+import { SignInSeals } from './sign-in-seals';
 
 const NO_ERROR = { error: '', errorDescription: '', errorPage: false };
 
@@ -35,13 +35,15 @@ export class AuthorizationService {
     private readonly codes: AuthorizationCodes,
     private readonly login: PasswordLogin,
     private readonly tokens: TokenService,
-    private readonly tickets: MfaTickets,
+    private readonly seals: SignInSeals,
   ) {}
 
-  async check(parameters: AuthorizationParameters): Promise<authV1.CheckAuthorizationResponse> {
+  async check(request: authV1.CheckAuthorizationRequest): Promise<authV1.CheckAuthorizationResponse> {
+    const parameters = request.parameters ?? emptyParameters();
     const checked = await this.checked(parameters);
-    if (checked.error) return { ...checked.error, clientName: '' };
-    return { ...NO_ERROR, clientName: checked.client.name };
+    if (checked.error) return { ...checked.error, clientName: '', csrfToken: '' };
+    const csrfToken = this.seals.csrfToken(request.csrfNonce, requestFingerprint(parameters));
+    return { ...NO_ERROR, clientName: checked.client.name, csrfToken };
   }
 
   async authorize(request: authV1.AuthorizeRequest): Promise<authV1.AuthorizeResponse> {
@@ -49,7 +51,10 @@ export class AuthorizationService {
     const checked = await this.checked(parameters);
     if (checked.error) return { ...checked.error, code: '', mfaTicket: '' };
     const fingerprint = requestFingerprint(parameters);
-    const ticket = request.mfaTicket ? this.tickets.open(request.mfaTicket, fingerprint) : undefined;
+    if (!this.seals.csrfTokenMatches(request.csrfNonce, fingerprint, request.csrfToken)) {
+      throw new DomainError('forbidden', 'The sign-in form is not valid for this browser or request; start again.');
+    }
+    const ticket = request.mfaTicket ? this.seals.openMfaTicket(request.mfaTicket, fingerprint) : undefined;
     if (request.mfaTicket && !ticket) {
       throw new DomainError('invalid_grant', 'The sign-in took too long or is not valid; start again.', {
         extensions: { error: 'invalid_grant', error_description: 'The sign-in expired; start again.' },
@@ -98,7 +103,7 @@ export class AuthorizationService {
       return { ...NO_ERROR, code: code.code, mfaTicket: '' };
     } catch (error) {
       const awaiting = userAwaitingMfa(error);
-      if (awaiting) return { ...NO_ERROR, code: '', mfaTicket: this.tickets.issue(username, awaiting, fingerprint) };
+      if (awaiting) return { ...NO_ERROR, code: '', mfaTicket: this.seals.mfaTicket(username, awaiting, fingerprint) };
       if (error instanceof DomainError && error.code === 'invalid_scope') {
         return { error: 'invalid_scope', errorDescription: error.detail, errorPage: false, code: '', mfaTicket: '' };
       }

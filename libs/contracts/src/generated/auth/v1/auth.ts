@@ -115,7 +115,14 @@ export interface AuthorizationParameters {
 }
 
 export interface CheckAuthorizationRequest {
-  parameters: AuthorizationParameters | undefined;
+  parameters:
+    | AuthorizationParameters
+    | undefined;
+  /**
+   * The login page's CSRF nonce (the value of its cookie); the answer's csrf_token binds it to this
+   * request (signed double-submit).
+   */
+  csrfNonce: string;
 }
 
 export interface CheckAuthorizationResponse {
@@ -129,6 +136,8 @@ export interface CheckAuthorizationResponse {
   errorPage: boolean;
   /** The client's registered name, for the login page. */
   clientName: string;
+  /** For the login form: Authorize accepts it only with the same nonce and authorization request. */
+  csrfToken: string;
 }
 
 export interface AuthorizeRequest {
@@ -143,6 +152,9 @@ export interface AuthorizeRequest {
   password: string;
   mfaCode: string;
   mfaTicket: string;
+  /** The cookie's nonce and the form's token, as CheckAuthorization issued them; checked before anything else. */
+  csrfNonce: string;
+  csrfToken: string;
   /** Who asks, for lockout and audit, as for IssueToken. */
   clientIp: string;
   deviceId: string;
