@@ -4,10 +4,8 @@ const swcrc = require('./.swcrc.json.cjs');
 
 const root = __dirname;
 const aliases = {
-  '^@acct/(contracts|config|problem|observability|grpc|testing|database|access-token|limits|events|clock)$': path.join(
-    root,
-    'libs/$1/src/index.ts',
-  ),
+  '^@acct/(contracts|config|problem|observability|grpc|testing|database|access-token|limits|events|clock|revocation)$':
+    path.join(root, 'libs/$1/src/index.ts'),
 };
 
 module.exports = {

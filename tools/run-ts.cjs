@@ -16,6 +16,7 @@ const libs = new Set([
   'limits',
   'events',
   'clock',
+  'revocation',
 ]);
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function resolveAlias(request, ...rest) {

@@ -82,3 +82,13 @@ export const tokenEnv = {
   TOKEN_ISSUER: z.string().min(1).default('http://127.0.0.1:8080'),
   TOKEN_AUDIENCE: z.string().min(1).default('account-platform'),
 };
+
+/**
+ * Token revocations (libs/revocation), which every process that verifies tokens holds in memory:
+ * stored in Redis, announced on NATS, caught up from Redis every REVOCATION_RESYNC_MS.
+ */
+export const revocationEnv = {
+  ...redisUrl,
+  ...natsUrl,
+  REVOCATION_RESYNC_MS: millis(1000),
+};

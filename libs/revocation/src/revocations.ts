@@ -1,0 +1,237 @@
+import { valueWithin, withTimeout } from '@acct/observability';
+import { DomainError } from '@acct/problem';
+import Redis from 'ioredis';
+import { connect, Events, NatsConnection } from 'nats';
+
+import { FIRST_ID, RedisRevocationLog } from './redis-revocation-log';
+import { parseBatch, RevocableToken, Revocation } from './revocation';
+import { RevocationSet } from './revocation-set';
+
+export interface RevocationsOptions {
+  redisUrl: string;
+  /** REDIS_KEY_PREFIX: also keeps the NATS subject of one installation apart from another's. */
+  keyPrefix?: string;
+  natsUrl: string;
+  /** This process, for NATS' monitoring. */
+  name: string;
+  /** How often the set is caught up from Redis, repairing a missed notice (ms). */
+  resyncIntervalMs?: number;
+  /** The longest an access token lives (s): a family's or a subject's entry lasts this long. */
+  maxTokenLifetimeSeconds?: number;
+  /** How long one Redis read or write may take (ms). */
+  timeoutMs?: number;
+  now?: () => number;
+  logger?: { log(message: string): void; warn(message: string): void };
+}
+
+/** Verifiers accept a token up to 5 s past `exp`; clocks of processes differ a little too. */
+const MARGIN_MS = 60_000;
+const SWEEP_INTERVAL_MS = 60_000;
+
+/** The NATS subject revocations are announced on (core NATS: a notice, not a durable event). */
+export function noticeSubject(keyPrefix = ''): string {
+  return `revocation.v1.${keyPrefix ? Buffer.from(keyPrefix).toString('hex') : 'default'}`;
+}
+
+const notLoaded = () =>
+  new DomainError('service_unavailable', 'The revocation list is not loaded yet; retry shortly.', { retryAfter: 1 });
+
+/**
+ * The one token revocation mechanism. Every process holds a RevocationSet in memory and checks tokens
+ * against it with no I/O. A revocation is added to the caller's own set, announced on NATS (every
+ * process adds it at once) and written to a Redis stream; each process also catches up from that
+ * stream every `resyncIntervalMs` (only the entries newer than the last it read), which repairs a
+ * missed notice, and reads it whole when it starts or reconnects to Redis. Until the first read
+ * succeeds the process is not ready and refuses tokens (503), rather than accept revoked ones.
+ */
+export class Revocations {
+  readonly set: RevocationSet;
+  private readonly redis: Redis;
+  private readonly log: RedisRevocationLog;
+  private readonly subject: string;
+  private readonly now: () => number;
+  private readonly timeoutMs: number;
+  private readonly lifetimeMs: number;
+  private nats?: NatsConnection;
+  /** The stream id caught up to; undefined until the first full read. */
+  private lastId?: string;
+  private fullReadNeeded = true;
+  private syncing?: Promise<void>;
+  private failing = false;
+  private natsFailing = false;
+  private lastSweep = 0;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly options: RevocationsOptions) {
+    this.now = options.now ?? Date.now;
+    this.timeoutMs = options.timeoutMs ?? 1000;
+    this.lifetimeMs = (options.maxTokenLifetimeSeconds ?? 7200) * 1000;
+    this.set = new RevocationSet(this.now);
+    this.subject = noticeSubject(options.keyPrefix);
+    this.redis = new Redis(options.redisUrl, {
+      keyPrefix: options.keyPrefix,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: this.timeoutMs,
+      connectTimeout: this.timeoutMs,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    });
+    this.redis.on('error', () => undefined); // reported by the failing reads and writes
+    this.log = new RedisRevocationLog(this.redis, this.lifetimeMs + MARGIN_MS, this.now);
+  }
+
+  /**
+   * Connects, reads the whole set (waiting up to the timeout for Redis) and starts the periodic
+   * catch-up. Resolves either way: without Redis the process stays not ready until a read succeeds.
+   */
+  async start(): Promise<void> {
+    const listening = this.listen().catch(() => undefined);
+    // Every (re)connection reads the whole stream: entries may have been written while away.
+    this.redis.on('ready', () => {
+      this.fullReadNeeded = true;
+      void this.resync();
+    });
+    await this.untilRedisReady().catch(() => undefined);
+    await this.resync();
+    // Subscribed before it serves, unless NATS is away (then the resyncs alone keep it current).
+    await valueWithin(listening, this.timeoutMs, undefined);
+    this.timer = setInterval(() => void this.resync(), this.options.resyncIntervalMs ?? 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.syncing;
+    await this.nats?.drain().catch(() => undefined);
+    this.redis.disconnect();
+  }
+
+  /** Whether the set was read from Redis at least once (the process may take traffic). */
+  get loaded(): boolean {
+    return this.lastId !== undefined;
+  }
+
+  /** The check of the request path: in memory. Refuses (503) while the set was never loaded. */
+  isRevoked(token: RevocableToken): boolean {
+    if (!this.loaded) throw notLoaded();
+    return this.set.isRevoked(token);
+  }
+
+  /** One access token, until it expires (`expiresAt` in ms). */
+  revokeToken(jti: string, expiresAt: number): Promise<void> {
+    return this.revoke([{ kind: 'token', jti, expiresAt: expiresAt + MARGIN_MS }]);
+  }
+
+  /** Every access token issued from these refresh families (their `sid`). */
+  revokeSessions(sids: readonly string[]): Promise<void> {
+    const expiresAt = this.now() + this.lifetimeMs + MARGIN_MS;
+    return this.revoke(sids.map((sid) => ({ kind: 'session' as const, sid, expiresAt })));
+  }
+
+  /** Every token of `sub` in `orgId` issued before `before` (ms), e.g. a password change. */
+  revokeSubject(orgId: string, sub: string, before: number): Promise<void> {
+    return this.revoke([{ kind: 'subject', orgId, sub, before, expiresAt: before + this.lifetimeMs + MARGIN_MS }]);
+  }
+
+  /**
+   * Adds the revocations here, announces them to every process and stores them in Redis. When Redis
+   * cannot store them it throws `service_unavailable` (the caller must not claim success): processes
+   * that got the notice keep them, but a process that starts later would not know them.
+   */
+  async revoke(revocations: Revocation[]): Promise<void> {
+    if (revocations.length === 0) return;
+    this.set.addAll(revocations);
+    this.nats?.publish(this.subject, JSON.stringify(revocations));
+    try {
+      await withTimeout(this.log.append(revocations), this.timeoutMs, 'Redis did not answer');
+    } catch (error) {
+      this.options.logger?.warn(`revocation not stored: ${(error as Error).message}`);
+      throw new DomainError('service_unavailable', 'The revocation could not be stored; retry.', { retryAfter: 1 });
+    }
+  }
+
+  /** Catches up from Redis (one read at a time); a failure is logged once and retried next interval. */
+  resync(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.syncing ??= this.catchUp().finally(() => (this.syncing = undefined));
+    return this.syncing;
+  }
+
+  private async catchUp(): Promise<void> {
+    const full = this.fullReadNeeded || this.lastId === undefined;
+    try {
+      const page = await withTimeout(
+        this.log.readAfter(full ? FIRST_ID : this.lastId!),
+        this.timeoutMs * 5,
+        'Redis did not answer',
+      );
+      this.set.addAll(page.revocations);
+      this.lastId = page.lastId;
+      if (full) this.fullReadNeeded = false;
+      if (this.failing) this.options.logger?.log('revocations: caught up from Redis again');
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) {
+        this.options.logger?.warn(
+          `revocations: cannot read Redis (${(error as Error).message}); using what is known, retrying`,
+        );
+      }
+      this.failing = true;
+    }
+    if (this.now() - this.lastSweep > SWEEP_INTERVAL_MS) {
+      this.set.sweep();
+      this.lastSweep = this.now();
+    }
+  }
+
+  private untilRedisReady(): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    return withTimeout(
+      new Promise<void>((resolve) => this.redis.once('ready', () => resolve())),
+      this.timeoutMs * 3,
+      'Redis is not reachable',
+    );
+  }
+
+  /**
+   * Subscribes to the notices, connecting in the background (retrying until stopped, then reconnecting
+   * forever); resolves once the subscription is registered with the server.
+   */
+  private async listen(): Promise<void> {
+    while (!this.stopped && !this.nats) {
+      try {
+        this.nats = await connect({
+          servers: this.options.natsUrl,
+          name: `${this.options.name}-revocations`,
+          reconnect: true,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 500,
+          timeout: this.timeoutMs,
+        });
+      } catch (error) {
+        if (!this.natsFailing) this.options.logger?.warn(`revocations: NATS: ${(error as Error).message}; retrying`);
+        this.natsFailing = true;
+        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      }
+    }
+    const nats = this.nats;
+    if (!nats) return;
+    if (this.stopped) return void (await nats.close());
+    this.natsFailing = false;
+    nats.subscribe(this.subject, {
+      callback: (error, message) => {
+        const batch = error ? undefined : parseBatch(message.string());
+        if (batch) this.set.addAll(batch);
+      },
+    });
+    await nats.flush();
+    void this.catchUpAfterReconnects(nats);
+  }
+
+  /** Notices sent while disconnected are lost: catch up from Redis at once after a reconnect. */
+  private async catchUpAfterReconnects(nats: NatsConnection): Promise<void> {
+    for await (const status of nats.status()) if (status.type === Events.Reconnect) void this.resync();
+  }
+}
