@@ -14,9 +14,11 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Logger } from 'pino';
 
+import { AuthenticateHook } from './auth/authenticate.hook';
 import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { clientError, frameworkError } from './http/framework-errors';
+import { assertRoutesDeclared } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 import { serveApiDocs } from './openapi/serve-api-docs';
@@ -54,7 +56,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const fastify = adapter.getInstance();
   instrumentHttp(fastify, registry);
   closeConnectionsOnShutdown(fastify);
-  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  fastify.addHook('onRoute', (route) => {
+    // Plain Fastify routes (the API docs) declare their group in their config like controllers do.
+    if (!route.config?.rateLimitGroup)
+      throw new Error(`${String(route.method)} ${route.url} declares no rate-limit group`);
+    routes.add(route.method, route.url);
+  });
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
   });
@@ -69,7 +76,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       logger: new NestPinoLogger(logger),
     },
   );
+  // Every controller route says who may call it and which bucket it counts in, or the gateway stops here.
+  assertRoutesDeclared(app);
+  // How a request flows (README): authenticate → rate limit → guard → controller → gRPC backend.
+  const authenticate = app.get(AuthenticateHook);
   const rateLimits = app.get(RateLimitHook);
+  fastify.addHook('onRequest', (request) => authenticate.handle(request));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));

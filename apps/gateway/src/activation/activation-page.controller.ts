@@ -4,6 +4,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
 
 /**
  * `GET /activate?token=…`: the page behind the e-mail link. Plain HTML and a little script, no
@@ -18,6 +19,7 @@ import { Public } from '../auth/access.decorators';
 export class ActivationPageController {
   @Get('activate')
   @Public()
+  @RateLimited('default')
   page(@Res() reply: FastifyReply) {
     return reply
       .header('Content-Type', 'text/html; charset=utf-8')

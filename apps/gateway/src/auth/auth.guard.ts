@@ -1,49 +1,26 @@
-import { AccessTokenVerifier, bearerToken, Caller, requireScope } from '@acct/access-token';
-import { DomainError } from '@acct/problem';
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { requireScope } from '@acct/access-token';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 
 import { PUBLIC_ROUTE, REQUIRED_SCOPE } from './access.decorators';
-import { AuthenticatedRequest, REALM } from './authenticated-request';
-
-export const GATEWAY_VERIFIER = Symbol('GATEWAY_VERIFIER');
+import { missingToken } from './authenticate.hook';
+import { Authentication, REALM } from './authenticated-request';
 
 /**
- * The gateway's first gate: a valid bearer token (RFC 6750) carrying the route's scope. The services
- * check it again, with their own org and role rules.
+ * The gateway's first gate: a protected route needs the caller the authenticate hook found (else the
+ * hook's 401) carrying the route's scope (else 403). The services check the token again, with their
+ * own org and role rules.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    @Inject(GATEWAY_VERIFIER) private readonly verifier: AccessTokenVerifier,
-  ) {}
+  constructor(private readonly reflector: Reflector) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
-    const request = context.switchToHttp().getRequest<FastifyRequest & Partial<AuthenticatedRequest>>();
-    // The rate limiter already verified a valid token of this request.
-    if (request.caller) return this.checkScope(request.caller, targets);
-    const header = request.headers.authorization;
-    if (!header) {
-      throw new DomainError('unauthenticated', 'This operation needs a bearer access token.', {
-        headers: { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
-      });
-    }
-    const token = bearerToken(header);
-    if (!token) {
-      throw new DomainError('unauthenticated', 'The Authorization header is not a bearer token.', {
-        headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` },
-      });
-    }
-    request.caller = await this.verifier.verify(token);
-    request.accessToken = token;
-    return this.checkScope(request.caller, targets);
-  }
-
-  private checkScope(caller: Caller, targets: Parameters<Reflector['getAllAndOverride']>[1]): boolean {
+    const { caller, authFailure } = context.switchToHttp().getRequest<FastifyRequest & Authentication>();
+    if (!caller) throw authFailure ?? missingToken();
     const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);
     if (scope) requireScope(caller, scope, { realm: REALM });
     return true;

@@ -5,9 +5,13 @@ import { APP_GUARD } from '@nestjs/core';
 
 import { AuthBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
-import { AuthGuard, GATEWAY_VERIFIER } from './auth.guard';
+import { AuthGuard } from './auth.guard';
+import { AuthenticateHook, GATEWAY_VERIFIER } from './authenticate.hook';
 
-/** Access tokens are verified locally against the auth service's keys, fetched over gRPC and cached. */
+/**
+ * Access tokens are verified locally against the auth service's keys, fetched over gRPC and cached:
+ * once per request by the authenticate hook; the guard then decides per route.
+ */
 @Global()
 @Module({
   providers: [
@@ -21,8 +25,9 @@ import { AuthGuard, GATEWAY_VERIFIER } from './auth.guard';
           fetchKeys: async () => toJwks(await auth.call('getJwks', {})),
         }),
     },
+    AuthenticateHook,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [GATEWAY_VERIFIER],
+  exports: [GATEWAY_VERIFIER, AuthenticateHook],
 })
 export class AuthModule {}

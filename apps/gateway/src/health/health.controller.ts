@@ -10,6 +10,7 @@ import { PlatformBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig, SERVICE_VERSION } from '../config';
 import { ApiJsonResponse, header } from '../openapi/api.decorators';
 import { healthReport } from '../openapi/resource-schemas';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
 
 /** Time the gateway waits for the platform's health answer: a probe must never hang. */
 const HEALTH_DEADLINE_MS = 1000;
@@ -39,6 +40,7 @@ export class HealthController {
 
   @Get('health')
   @Public()
+  @RateLimited('system.health')
   @ApiOperation({ operationId: 'getHealth', summary: 'Health of the service and its dependencies (no token)' })
   @ApiJsonResponse(200, '`healthy`, or `degraded` (cache, object storage or message bus failing).', healthReport, {
     'Cache-Control': header('`no-store`'),

@@ -8,6 +8,7 @@ import { AuthBackend } from '../backends/backends.module';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
 
 const enrollBody = z.object({}).strict();
 const confirmBody = z.object({ code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict();
@@ -30,6 +31,7 @@ export class MfaController {
   @HttpCode(201)
   @Header('Cache-Control', 'no-store')
   @RequireScope('users:read')
+  @RateLimited('users.write')
   @ApiOperation({
     operationId: 'enrollTotp',
     summary: 'Start two-step verification: a new TOTP secret for the signed-in user',
@@ -58,6 +60,7 @@ export class MfaController {
   @Post('confirm')
   @HttpCode(200)
   @RequireScope('users:read')
+  @RateLimited('users.write')
   @ApiOperation({
     operationId: 'confirmTotp',
     summary: 'Turn two-step verification on with a code of the new secret',

@@ -1,9 +1,7 @@
 import './resource-schemas';
 
 import { ERROR_STATUS, ErrorCode, PROBLEM_CONTENT_TYPE, TITLES } from '@acct/problem';
-import { INestApplication, RequestMethod, Type } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { ModulesContainer, Reflector } from '@nestjs/core';
+import { INestApplication } from '@nestjs/common';
 import {
   DocumentBuilder,
   HeaderObject,
@@ -15,8 +13,8 @@ import {
   SwaggerModule,
 } from '@nestjs/swagger';
 
-import { PUBLIC_ROUTE, REQUIRED_SCOPE } from '../auth/access.decorators';
 import { SERVICE_VERSION } from '../config';
+import { routeDeclarations } from '../http/route-declarations';
 import { PROBLEM_CODES } from './api.decorators';
 import { componentSchemas, schemaRef } from './api-schemas';
 
@@ -135,43 +133,13 @@ interface Access {
 
 /** `@Public()` / `@RequireScope()` of every route, by `<method> <OpenAPI path>`. */
 function accessByOperation(app: INestApplication): Map<string, Access> {
-  const reflector = new Reflector();
-  const found = new Map<string, Access>();
-  for (const module of app.get(ModulesContainer).values()) {
-    for (const wrapper of module.controllers.values()) {
-      const controller = wrapper.metatype as Type | null;
-      if (!controller) continue;
-      const prefixes = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined].flat();
-      const prototype = controller.prototype as Record<string, unknown>;
-      for (const name of Object.getOwnPropertyNames(prototype)) {
-        const handler = prototype[name];
-        if (typeof handler !== 'function' || name === 'constructor') continue;
-        const requestMethod = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
-        if (requestMethod === undefined || paths === undefined) continue;
-        const targets = [handler, controller];
-        const entry: Access = {
-          isPublic: reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
-          scope: reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets),
-        };
-        for (const prefix of prefixes) {
-          for (const path of [paths].flat()) {
-            found.set(`${RequestMethod[requestMethod].toLowerCase()} ${openApiPath(prefix ?? '', path)}`, entry);
-          }
-        }
-      }
-    }
-  }
-  return found;
+  return new Map(
+    routeDeclarations(app).map((route) => [
+      `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
+      { isPublic: route.isPublic, scope: route.scope },
+    ]),
+  );
 }
-
-const openApiPath = (...parts: string[]) =>
-  `/${parts
-    .join('/')
-    .split('/')
-    .filter(Boolean)
-    .map((segment) => segment.replace(/^:(\w+)$/, '{$1}'))
-    .join('/')}`;
 
 function completeOperation(operation: OperationObject, access: Access) {
   const extensions = operation as unknown as Record<string, unknown>;

@@ -66,13 +66,14 @@ export function serveApiDocs(app: NestFastifyApplication, document: OpenAPIObjec
   const body = JSON.stringify(document);
   const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
 
-  fastify.get(OPENAPI_PATH, (request, reply) => {
+  const options = { config: { rateLimitGroup: 'default' as const } };
+  fastify.get(OPENAPI_PATH, options, (request, reply) => {
     void reply.header('Cache-Control', 'public, max-age=300').header('ETag', etag);
     if (request.headers['if-none-match'] === etag) return reply.status(304).send();
     return reply.type('application/json; charset=utf-8').send(body);
   });
 
-  fastify.get(DOCS_PATH, (_request, reply) =>
+  fastify.get(DOCS_PATH, options, (_request, reply) =>
     reply
       .type('text/html; charset=utf-8')
       .header('Cache-Control', 'public, max-age=300')
@@ -80,7 +81,7 @@ export function serveApiDocs(app: NestFastifyApplication, document: OpenAPIObjec
       .header('X-Content-Type-Options', 'nosniff')
       .send(PAGE),
   );
-  fastify.get(`${DOCS_PATH}/swagger-ui-init.js`, (_request, reply) =>
+  fastify.get(`${DOCS_PATH}/swagger-ui-init.js`, options, (_request, reply) =>
     reply
       .type('application/javascript; charset=utf-8')
       .header('Cache-Control', 'public, max-age=300')
@@ -89,7 +90,7 @@ export function serveApiDocs(app: NestFastifyApplication, document: OpenAPIObjec
   const assetsDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
   for (const [file, contentType] of Object.entries(ASSETS)) {
     const location = path.join(assetsDir, file);
-    fastify.get(`${DOCS_PATH}/${file}`, (_request, reply) =>
+    fastify.get(`${DOCS_PATH}/${file}`, options, (_request, reply) =>
       reply
         .type(contentType)
         .header('Cache-Control', 'public, max-age=86400')

@@ -6,6 +6,7 @@ import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { PlatformBackend } from '../backends/backends.module';
 import { ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
 import { QUOTA_DIMENSIONS, quotaReport } from '../openapi/resource-schemas';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
 
 /** Interface §2.5. */
 export interface QuotaResource {
@@ -24,6 +25,7 @@ export class QuotaController {
   /** The caller's org's quotas and usage, optionally one dimension (interface §4.5). */
   @Get('quota')
   @RequireScope('system:read')
+  @RateLimited('system.read')
   @ApiOperation({ operationId: 'getQuota', summary: "The caller's org's quota limits and current usage" })
   @ApiQuery({ name: 'dimension', required: false, enum: QUOTA_DIMENSIONS, description: 'Only this dimension.' })
   @ApiJsonResponse(200, "The quotas of the caller's org.", quotaReport)

@@ -1,24 +1,22 @@
-import { AccessTokenVerifier, bearerToken, Caller } from '@acct/access-token';
 import { STANDARD_TIERS } from '@acct/limits';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-import { GATEWAY_VERIFIER } from '../auth/auth.guard';
-import type { AuthenticatedRequest } from '../auth/authenticated-request';
+import type { Authentication } from '../auth/authenticated-request';
 import { sendProblem } from '../http/problem';
 import { ApiUsageCounter } from './api-usage';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
-import { groupOf } from './route-groups';
 import { TierCache } from './tier-cache';
 
 export const RATE_LIMITER = Symbol('RATE_LIMITER');
 export const API_USAGE = Symbol('API_USAGE');
 
 /**
- * Runs first for every request (Fastify onRequest): finds the endpoint group and the caller, takes a
- * token from the right bucket, sets the rate-limit headers every response carries, and answers 429
- * when the bucket is empty.
+ * Runs for every request (Fastify onRequest) right after the authenticate hook: takes a token from the
+ * bucket of the route's declared group (`@RateLimited`; `default` for a request that matches no
+ * route), per token for the caller the authenticate hook found or per IP, sets the rate-limit headers
+ * every response carries, and answers 429 when the bucket is empty.
  */
 @Injectable()
 export class RateLimitHook {
@@ -26,12 +24,11 @@ export class RateLimitHook {
     private readonly tiers: TierCache,
     @Inject(RATE_LIMITER) private readonly limiter: RateLimiter,
     @Inject(API_USAGE) private readonly usage: ApiUsageCounter,
-    @Inject(GATEWAY_VERIFIER) private readonly verifier: AccessTokenVerifier,
   ) {}
 
   async handle(request: FastifyRequest, reply: FastifyReply) {
-    const group = groupOf(request.method, request.routeOptions.url);
-    const caller = await this.callerOf(request);
+    const group = request.routeOptions.config.rateLimitGroup ?? 'default';
+    const { caller } = request as FastifyRequest & Authentication;
     const tiers = await this.tiers.tiersOf(caller?.orgId);
     const tier = tiers.find((candidate) => candidate.group === group) ??
       STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group };
@@ -48,19 +45,6 @@ export class RateLimitHook {
           retryAfter: Math.max(1, Math.ceil(decision.msUntilToken / 1000)),
         }),
       );
-    }
-  }
-
-  /** The caller of a valid bearer token, remembered for the AuthGuard; none for a missing or bad one. */
-  private async callerOf(request: FastifyRequest): Promise<Caller | undefined> {
-    const token = bearerToken(request.headers.authorization);
-    if (!token) return undefined;
-    try {
-      const caller = await this.verifier.verify(token);
-      Object.assign(request as Partial<AuthenticatedRequest>, { caller, accessToken: token });
-      return caller;
-    } catch {
-      return undefined;
     }
   }
 }

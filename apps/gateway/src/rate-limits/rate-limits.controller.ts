@@ -6,6 +6,7 @@ import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { ApiJsonResponse } from '../openapi/api.decorators';
 import { rateLimitTiers } from '../openapi/resource-schemas';
+import { RateLimited } from './rate-limited.decorator';
 import { TierCache } from './tier-cache';
 
 /** Interface §2.4. */
@@ -24,6 +25,7 @@ export class RateLimitsController {
   /** The caller's org's tiers: exactly the ones the gateway enforces for it (interface §4.4). */
   @Get('rate-limits')
   @RequireScope('system:read')
+  @RateLimited('system.read')
   @ApiOperation({
     operationId: 'getRateLimits',
     summary: "The caller's org's rate-limit tier per endpoint group",

@@ -8,6 +8,7 @@ import { AuthBackend } from '../backends/backends.module';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 import { jsonWebKeySet, tokenSet } from '../openapi/resource-schemas';
 import { tokenRequest } from '../openapi/token-request.schema';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { tokenParameters } from './token-request';
 
 /** Interface §2.2. */
@@ -29,6 +30,7 @@ export class TokenController {
   /** `POST /v2/auth/token`: the only unauthenticated write (interface §4.2, contract §4). */
   @Post('token')
   @Public()
+  @RateLimited('auth')
   @HttpCode(200)
   @ApiOperation({
     operationId: 'issueToken',
@@ -90,6 +92,7 @@ export class TokenController {
   /** The public keys that verify access tokens (RFC 7517). */
   @Get('jwks')
   @Public()
+  @RateLimited('default')
   @ApiOperation({ operationId: 'getJwks', summary: 'The public keys that verify access tokens (JWKS)' })
   @ApiJsonResponse(200, 'The current signing keys and those of tokens still valid.', jsonWebKeySet, {
     'Cache-Control': header('`public, max-age=60`'),

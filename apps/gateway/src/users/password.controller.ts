@@ -11,6 +11,7 @@ import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
 import { emptyObject, oneTimeToken, userResource } from '../openapi/resource-schemas';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { toUserResource, UserResource } from './user.resource';
 
 const setPasswordBody = z.object({ password: z.string() }).strict();
@@ -31,6 +32,7 @@ export class PasswordController {
    */
   @Post('me/password')
   @Public()
+  @RateLimited('users.write')
   @HttpCode(200)
   @ApiOperation({
     operationId: 'setPassword',
@@ -66,6 +68,7 @@ export class PasswordController {
   @Post(':id/reset-password')
   @HttpCode(200)
   @RequireScope('users:write')
+  @RateLimited('users.write')
   @ApiOperation({
     operationId: 'resetPassword',
     summary: 'Start a password reset (or get the activation token of a user created without e-mail)',

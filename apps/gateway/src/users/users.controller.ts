@@ -11,6 +11,7 @@ import { parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 import { documented } from '../openapi/api-schemas';
 import { userResource } from '../openapi/resource-schemas';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { createUserBody, idempotencyKey } from './create-user.schema';
 import { toUserResource, UserResource } from './user.resource';
 
@@ -23,6 +24,7 @@ export class UsersController {
   @Post()
   @HttpCode(201)
   @RequireScope('users:write')
+  @RateLimited('users.write')
   @ApiOperation({
     operationId: 'createUser',
     summary: 'Create a user (pending until activated)',
@@ -88,6 +90,7 @@ export class UsersController {
 
   @Get('me')
   @RequireScope('users:read')
+  @RateLimited('users.read')
   @ApiOperation({ operationId: 'getCurrentUser', summary: 'The user the access token belongs to' })
   @ApiJsonResponse(200, 'The caller.', userResource)
   @ApiProblems('not_found', 'service_unavailable')
@@ -97,6 +100,7 @@ export class UsersController {
 
   @Get(':id')
   @RequireScope('users:read')
+  @RateLimited('users.read')
   @ApiOperation({ operationId: 'getUser', summary: "A user of the caller's org" })
   @ApiJsonResponse(200, 'The user.', userResource)
   @ApiProblems('not_found', 'service_unavailable')
