@@ -1,0 +1,128 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+import { FakeClock } from '@acct/clock';
+import { Outcome, USER_CREATED } from '@acct/events';
+import { createLogger } from '@acct/observability';
+import { LocalObjectStorage, SmtpCatcher } from '@acct/testing';
+import { JsMsg } from 'nats';
+import { Registry } from 'prom-client';
+
+import { loadMailerConfig } from '../config';
+import { MailConsumer } from './mail.consumer';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * The consumer's decisions, one delivery at a time, against a real SMTP server and object storage:
+ * JetStream is stood in for by the message it hands over (subject, body, delivery count), and the
+ * time by a FakeClock, so the maximum age is crossed without waiting.
+ */
+describe('MailConsumer', () => {
+  let storage: LocalObjectStorage;
+  let smtp: SmtpCatcher;
+  let consumer: MailConsumer;
+  const clock = new FakeClock();
+  const lines: Array<Record<string, unknown>> = [];
+  let sequence = 0;
+
+  beforeAll(async () => {
+    [storage, smtp] = await Promise.all([LocalObjectStorage.start(), SmtpCatcher.start()]);
+    const config = loadMailerConfig({
+      SMTP_URL: smtp.url,
+      S3_ENDPOINT: storage.endpoint,
+      S3_BUCKET: storage.bucket,
+      NATS_URL: 'nats://127.0.0.1:9', // never connected: the consumer is not started
+      MAIL_RETRY_BASE_MS: '1000',
+      MAIL_RETRY_MAX_MS: '60000',
+      MAIL_MAX_AGE_MS: String(DAY_MS),
+    });
+    const logger = createLogger('mailer', 'info', { write: (line: string) => lines.push(JSON.parse(line)) });
+    consumer = new MailConsumer(config, new Registry(), logger, clock);
+  });
+
+  afterAll(async () => {
+    await consumer?.onModuleDestroy();
+    await Promise.all([storage?.dispose(), smtp?.close()]);
+  });
+
+  const tokens: string[] = [];
+  const eventFor = (to: string, occurredAt: number) => ({
+    id: randomUUID(),
+    type: USER_CREATED,
+    version: 1,
+    occurred_at: new Date(occurredAt).toISOString(),
+    request_id: `req-${randomUUID()}`,
+    data: {
+      user_id: randomUUID(),
+      org_id: 'org-1',
+      email: to,
+      display_name: 'Ada',
+      locale: 'en',
+      send_activation: true,
+      activation_token: tokens[tokens.push(randomBytes(32).toString('base64url')) - 1],
+      activation_expires_at: new Date(occurredAt + DAY_MS).toISOString(),
+    },
+  });
+  /** The event as JetStream hands it over on its `deliveryCount`-th delivery. */
+  const delivery = (event: object, deliveryCount: number) =>
+    ({
+      subject: USER_CREATED,
+      seq: (sequence += 1),
+      string: () => JSON.stringify(event),
+      info: { deliveryCount },
+      working: () => undefined,
+    }) as unknown as JsMsg;
+  const address = (label: string) => `${label}-${(sequence += 1)}@consumer.test`;
+
+  it('backs off a transient failure until the event reaches its maximum age, then gives it up', async () => {
+    const to = address('busy');
+    smtp.refuse(to, 'temporary');
+    const event = eventFor(to, clock.now());
+    const outcomes: Outcome[] = [];
+    for (let attempt = 1; attempt <= 8; attempt += 1) outcomes.push(await consumer.handle(delivery(event, attempt)));
+    const delays = outcomes.map((outcome) => (typeof outcome === 'object' ? outcome.retryInMs : NaN));
+    expect(delays.every((delay, index) => delay >= Math.min(60_000, 1000 * 2 ** index) / 2)).toBe(true);
+    expect(delays.slice(0, 6).every((delay, index) => index === 0 || delay > delays[index - 1])).toBe(true);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(60_000);
+
+    clock.advance(DAY_MS - 1);
+    expect(await consumer.handle(delivery(event, 9))).toEqual({ retryInMs: expect.any(Number) });
+    clock.advance(1);
+    expect(await consumer.handle(delivery(event, 10))).toBe('ack');
+    // Given up: a later redelivery neither sends nor asks the SMTP server again.
+    expect(await consumer.handle(delivery(event, 11))).toBe('ack');
+    expect(smtp.attemptsTo(to)).toHaveLength(10);
+  });
+
+  it('gives a permanent refusal up at the first attempt, and never tries it again', async () => {
+    const to = address('unknown');
+    smtp.refuse(to, 'permanent');
+    const event = eventFor(to, clock.now());
+    expect(await consumer.handle(delivery(event, 1))).toBe('ack');
+    expect(await consumer.handle(delivery(event, 2))).toBe('ack');
+    expect(smtp.attemptsTo(to)).toHaveLength(1);
+  });
+
+  it('sends once: a redelivery after the mail went out is acknowledged without sending', async () => {
+    const to = address('once');
+    const event = eventFor(to, clock.now());
+    expect(await consumer.handle(delivery(event, 1))).toBe('ack');
+    expect(await consumer.handle(delivery(event, 2))).toBe('ack');
+    expect(smtp.to(to)).toHaveLength(1);
+  });
+
+  it('names the event and its request on every line it logs about one, and never the token', () => {
+    const about = lines.filter((line) => line.event_id !== undefined);
+    expect(about.length).toBeGreaterThan(10);
+    for (const line of about) {
+      expect(line.event_id).toEqual(expect.any(String));
+      expect(line.request_id).toMatch(/^req-/);
+    }
+    const logged = JSON.stringify(lines);
+    expect(tokens.length).toBeGreaterThan(0);
+    for (const token of tokens) expect(logged).not.toContain(token);
+    // every line that mentions an event id is one of those
+    const mentioning = lines.filter((line) => /[0-9a-f]{8}-[0-9a-f]{4}-/.test(String(line.message)));
+    expect(mentioning.every((line) => line.event_id !== undefined)).toBe(true);
+  });
+});
