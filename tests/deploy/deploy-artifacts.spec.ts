@@ -2,8 +2,9 @@
  * Deployment artifacts, checked without Docker or a cluster:
  *  - docker-compose.yml against the Compose Specification schema (vendored: compose-spec.json)
  *    plus the start-order rules of this stack;
- *  - k8s/base built in-process the way kustomize would (resources + images), every object
- *    validated by kubernetes-models, plus the probe/resource/security/selector/secret rules;
+ *  - k8s/base and the example overlay rendered by kustomize (`kubectl kustomize`), every object
+ *    validated by kubernetes-models, plus the probe/resource/security/selector/secret rules, the
+ *    production configuration and the NetworkPolicies evaluated edge by edge;
  *  - the Dockerfile read as text: stages, non-root runtime user, the APP build argument.
  */
 import { spawnSync } from 'node:child_process';
@@ -15,12 +16,12 @@ import addFormats from 'ajv-formats';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import { parse, parseAllDocuments } from 'yaml';
 
 const repoRoot = join(__dirname, '..', '..');
-const k8sBase = join(repoRoot, 'k8s', 'base');
 
 const APPS = ['gateway', 'identity', 'auth', 'platform', 'mailer'] as const;
 type App = (typeof APPS)[number];
@@ -334,23 +335,20 @@ describe('docker-compose.yml', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// k8s/base
+// k8s/base and k8s/overlays/example, rendered by kustomize
 // ---------------------------------------------------------------------------------------------
 
 interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
   [field: string]: unknown;
-}
-interface Loaded {
-  file: string;
-  object: KubeObject;
 }
 interface Kustomization {
   apiVersion?: string;
   kind?: string;
   resources?: string[];
+  patches?: Array<{ path?: string }>;
   images?: Array<{ name: string; newName?: string; newTag?: string; digest?: string }>;
   namespace?: string;
 }
@@ -394,7 +392,13 @@ type DeploymentObject = KubeObject & {
   spec: { selector: { matchLabels: Record<string, string> }; template: PodTemplate };
 };
 type ServiceObject = KubeObject & {
-  spec: { selector: Record<string, string>; ports: Array<{ name: string; port: number; targetPort: number | string }> };
+  spec: {
+    type?: string;
+    clusterIP?: string;
+    externalIPs?: string[];
+    selector: Record<string, string>;
+    ports: Array<{ name: string; port: number; targetPort: number | string; nodePort?: number }>;
+  };
 };
 type PdbObject = KubeObject & { spec: { selector: { matchLabels: Record<string, string> } } };
 type HpaObject = KubeObject & {
@@ -406,6 +410,25 @@ type HpaObject = KubeObject & {
   };
 };
 type JobObject = KubeObject & { spec: { template: PodTemplate } };
+type ConfigMapObject = KubeObject & { data: Record<string, string> };
+
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: unknown[];
+}
+interface PolicyPeer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: { cidr: string; except?: string[] };
+}
+interface PolicyRule {
+  from?: PolicyPeer[];
+  to?: PolicyPeer[];
+  ports?: Array<{ protocol?: string; port?: number | string; endPort?: number }>;
+}
+type NetworkPolicyObject = KubeObject & {
+  spec: { podSelector: LabelSelector; policyTypes?: string[]; ingress?: PolicyRule[]; egress?: PolicyRule[] };
+};
 
 type ModelClass = new (data: never) => { validate(): void };
 const MODELS: Record<string, ModelClass> = {
@@ -413,9 +436,11 @@ const MODELS: Record<string, ModelClass> = {
   'v1/Service': Service,
   'v1/ConfigMap': ConfigMap,
   'v1/Secret': Secret,
+  'v1/Namespace': Namespace,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'batch/v1/Job': Job,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
 };
 
 const validateWithModel = (object: KubeObject): void => {
@@ -424,55 +449,155 @@ const validateWithModel = (object: KubeObject): void => {
   new Model(structuredClone(object) as never).validate();
 };
 
-const loadKustomization = (): Kustomization =>
-  parse(readFileSync(join(k8sBase, 'kustomization.yaml'), 'utf8')) as Kustomization;
+const loadKustomization = (dir: string): Kustomization =>
+  parse(readFileSync(join(repoRoot, dir, 'kustomization.yaml'), 'utf8')) as Kustomization;
 
-/** Reads every document of a resource file; YAML errors fail loudly. */
-const loadResourceFile = (file: string): KubeObject[] =>
-  parseAllDocuments(readFileSync(join(k8sBase, file), 'utf8')).flatMap((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
+/**
+ * `kubectl kustomize <dir>`: kustomize itself (built into kubectl) renders the objects an operator's
+ * `kubectl apply -k` would send. kubectl is on every development and CI machine; without it these
+ * tests fail naming it.
+ */
+const renderKustomization = (dir: string): KubeObject[] => {
+  const result = spawnSync('kubectl', ['kustomize', join(repoRoot, dir)], { encoding: 'utf8' });
+  if (result.error || result.status !== 0) {
+    throw new Error(
+      `kubectl kustomize ${dir} failed (the deploy tests need kubectl on PATH): ${result.error?.message ?? result.stderr}`,
+    );
+  }
+  return parseAllDocuments(result.stdout).flatMap((doc) => {
+    if (doc.errors.length > 0) throw new Error(`${dir}: ${doc.errors.map((e) => e.message).join('; ')}`);
     const object = doc.toJS() as KubeObject | null;
     return object ? [object] : [];
   });
-
-/** `kustomize build k8s/base` for the subset of kustomize this base uses. */
-const buildKustomization = (): Loaded[] => {
-  const kustomization = loadKustomization();
-  const supported = ['apiVersion', 'kind', 'resources', 'images', 'namespace'];
-  const unsupported = Object.keys(kustomization).filter((key) => !supported.includes(key));
-  if (unsupported.length > 0) throw new Error(`in-process build does not support: ${unsupported.join(', ')}`);
-
-  const loaded = (kustomization.resources ?? []).flatMap((file) =>
-    loadResourceFile(file).map((object) => ({ file, object })),
-  );
-  const retag = (container: Container) => {
-    const [name] = container.image.split(/[:@]/);
-    const rule = kustomization.images?.find((image) => image.name === name);
-    if (!rule) return;
-    const newName = rule.newName ?? name;
-    container.image = rule.digest ? `${newName}@${rule.digest}` : `${newName}:${rule.newTag ?? 'latest'}`;
-  };
-  for (const { object } of loaded) {
-    if (kustomization.namespace) Object.assign(object.metadata, { namespace: kustomization.namespace });
-    const template = (object.spec as { template?: PodTemplate } | undefined)?.template;
-    template?.spec.containers.forEach(retag);
-    template?.spec.initContainers?.forEach(retag);
-  }
-  return loaded;
 };
 
 const subsetOf = (selector: Record<string, string>, labels: Record<string, string>): boolean =>
   Object.keys(selector).length > 0 && Object.entries(selector).every(([key, value]) => labels[key] === value);
 
-describe('k8s/base', () => {
-  const kustomization = loadKustomization();
-  const resources = buildKustomization();
-  const objects = resources.map((r) => r.object);
+/** A label selector as NetworkPolicies read it: empty selects everything. matchExpressions are not used here. */
+const selects = (selector: LabelSelector | undefined, labels: Record<string, string>): boolean => {
+  if (selector?.matchExpressions?.length) throw new Error('matchExpressions: not evaluated by these tests');
+  return Object.entries(selector?.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
+};
+
+/** Something that sends or receives a connection: a pod (its labels, its namespace's labels) or an outside address. */
+type Endpoint = { pod: Record<string, string>; namespace: Record<string, string> } | { external: true };
+
+/** Who may connect to whom, under a set of NetworkPolicies of one namespace (the Kubernetes semantics). */
+const networkOf = (policies: NetworkPolicyObject[], namespace: Record<string, string>) => {
+  const peerMatches = (peer: PolicyPeer, other: Endpoint): boolean => {
+    if ('external' in other) return peer.ipBlock !== undefined;
+    if (peer.ipBlock) return false; // policies here give ipBlocks to outside addresses only
+    const namespaceOk = peer.namespaceSelector
+      ? selects(peer.namespaceSelector, other.namespace)
+      : selects({ matchLabels: namespace }, other.namespace);
+    return namespaceOk && selects(peer.podSelector, other.pod);
+  };
+  const ruleAdmits = (rule: PolicyRule, peers: PolicyPeer[] | undefined, other: Endpoint, port: number) =>
+    (peers === undefined || peers.length === 0 || peers.some((peer) => peerMatches(peer, other))) &&
+    (rule.ports === undefined ||
+      rule.ports.length === 0 ||
+      rule.ports.some((p) => (p.protocol ?? 'TCP') === 'TCP' && (p.port === undefined || p.port === port)));
+  const policiesFor = (endpoint: Endpoint, type: 'Ingress' | 'Egress') =>
+    'external' in endpoint || !selects({ matchLabels: namespace }, endpoint.namespace)
+      ? undefined // not governed by this namespace's policies
+      : policies.filter(
+          (p) => selects(p.spec.podSelector, endpoint.pod) && (p.spec.policyTypes ?? ['Ingress']).includes(type),
+        );
+  return {
+    /** Whether a TCP connection from `source` to `destination:port` is admitted. */
+    allows(source: Endpoint, destination: Endpoint, port: number): boolean {
+      const egress = policiesFor(source, 'Egress');
+      const ingress = policiesFor(destination, 'Ingress');
+      const out =
+        egress === undefined ||
+        egress.length === 0 ||
+        egress.some((p) => (p.spec.egress ?? []).some((rule) => ruleAdmits(rule, rule.to, destination, port)));
+      const into =
+        ingress === undefined ||
+        ingress.length === 0 ||
+        ingress.some((p) => (p.spec.ingress ?? []).some((rule) => ruleAdmits(rule, rule.from, source, port)));
+      return out && into;
+    },
+    policiesFor,
+  };
+};
+
+/** The port a client connects to for a URL, as the app's client library defaults it. */
+const portOfUrl = (value: string): number => {
+  const url = new URL(value);
+  const defaults: Record<string, number> = {
+    'postgresql:': 5432,
+    'postgres:': 5432,
+    'redis:': 6379,
+    'rediss:': 6379,
+    'nats:': 4222,
+    'tls:': 4222,
+    'http:': 80,
+    'https:': 443,
+    'smtp:': 587,
+    'smtps:': 465,
+  };
+  return url.port ? Number(url.port) : defaults[url.protocol];
+};
+
+/** Which process calls which over gRPC, read from the code (each `*_GRPC_ADDR` it dials). */
+const GRPC_CALLS: Record<App, App[]> = {
+  gateway: ['identity', 'auth', 'platform'], // apps/gateway/src/backends
+  identity: ['auth', 'platform'], // JWKS (remoteVerifierProvider), quotas (quota/users-quota.ts)
+  auth: ['identity'], // users for the token grants (tokens/tokens.module.ts)
+  platform: ['identity', 'auth'], // health probes (health/health.module.ts), JWKS
+  mailer: [], // events only, over NATS
+};
+
+/** The backing services each process connects to, by the setting that holds the address. */
+const BACKING_SERVICES: Record<App, string[]> = {
+  gateway: ['REDIS_URL'],
+  identity: ['IDENTITY_DATABASE_URL', 'NATS_URL'],
+  auth: ['AUTH_DATABASE_URL'],
+  platform: ['PLATFORM_DATABASE_URL', 'REDIS_URL', 'NATS_URL', 'S3_ENDPOINT'],
+  mailer: ['NATS_URL', 'S3_ENDPOINT', 'SMTP_URL'],
+};
+
+/** What an overlay sets for one environment; the base leaves them out (docs/configuration.md, "Production"). */
+const ENVIRONMENT_SPECIFIC = [
+  'REGION',
+  'PUBLIC_URL',
+  'TOKEN_ISSUER',
+  'REDIS_URL',
+  'NATS_URL',
+  'S3_ENDPOINT',
+  'S3_REGION',
+  'S3_BUCKET',
+  'MAIL_FROM',
+];
+
+/** The variables a ConfigError names (its `  - NAME: reason` lines). */
+const namedInError = (message: string | undefined): string[] =>
+  [...(message ?? '').matchAll(/^\s+- (\w+):/gm)].map((match) => match[1]).sort();
+
+/** Kubernetes memory quantity in MiB. */
+const mebibytes = (quantity: string): number => {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi)?$/.exec(quantity);
+  if (!match) throw new Error(`unexpected memory quantity ${quantity}`);
+  const factor = { Ki: 1 / 1024, Mi: 1, Gi: 1024 }[match[2] ?? ''] ?? 1 / (1024 * 1024);
+  return Number(match[1]) * factor;
+};
+
+describe.each([
+  { dir: 'k8s/base', overlay: false },
+  { dir: 'k8s/overlays/example', overlay: true },
+])('$dir', ({ dir, overlay }) => {
+  const kustomization = loadKustomization(dir);
+  const baseKustomization = loadKustomization('k8s/base');
+  const objects = renderKustomization(dir);
   const ofKind = <T extends KubeObject>(kind: string): T[] => objects.filter((o) => o.kind === kind) as T[];
   const named = <T extends KubeObject>(kind: string, name: string): T | undefined =>
     ofKind<T>(kind).find((o) => o.metadata.name === name);
   const deployment = (app: App) => named<DeploymentObject>('Deployment', app) as DeploymentObject;
   const mainContainer = (app: App) => deployment(app).spec.template.spec.containers[0];
+  const service = (app: App) => named<ServiceObject>('Service', app) as ServiceObject;
+  const configMap = () => ofKind<ConfigMapObject>('ConfigMap')[0];
   const podSpecs = (): Array<[string, PodSpec]> => [
     ...ofKind<DeploymentObject>('Deployment').map(
       (d) => [`Deployment/${d.metadata.name}`, d.spec.template.spec] as [string, PodSpec],
@@ -484,35 +609,53 @@ describe('k8s/base', () => {
       [...spec.containers, ...(spec.initContainers ?? [])].map((c) => [`${owner}/${c.name}`, c] as [string, Container]),
     );
 
-  it('lists every resource file in the folder, and every listed file exists', () => {
-    const listed = kustomization.resources ?? [];
-    const onDisk = readdirSync(k8sBase).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml');
-    expect(listed.filter((file) => !existsSync(join(k8sBase, file)))).toEqual([]);
+  /** The pod's environment: ConfigMaps from envFrom, then env (Secret values as placeholders). */
+  const podEnvironment = (app: App): Record<string, string> => {
+    const container = mainContainer(app);
+    const fromConfigMaps = (container.envFrom ?? []).flatMap((source) =>
+      source.configMapRef
+        ? Object.entries(named<ConfigMapObject>('ConfigMap', source.configMapRef.name)?.data ?? {})
+        : [],
+    );
+    const fromEnv = (container.env ?? []).map((e) => [
+      e.name,
+      e.valueFrom?.secretKeyRef ? SECRET_PLACEHOLDERS[e.valueFrom.secretKeyRef.key] : (e.value ?? ''),
+    ]);
+    return Object.fromEntries([...fromConfigMaps, ...fromEnv]) as Record<string, string>;
+  };
+
+  it('lists every file of its folder, and every listed file exists', () => {
+    const listed = [
+      ...(kustomization.resources ?? []).filter((entry) => /\.ya?ml$/.test(entry)),
+      ...(kustomization.patches ?? []).flatMap((patch) => (patch.path ? [patch.path] : [])),
+    ];
+    const onDisk = readdirSync(join(repoRoot, dir)).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml');
+    expect(listed.filter((file) => !existsSync(join(repoRoot, dir, file)))).toEqual([]);
     expect([...onDisk].sort()).toEqual([...listed].sort());
   });
 
   it('every object passes kubernetes-models schema validation', () => {
-    const failures = resources.flatMap(({ file, object }) => {
+    const failures = objects.flatMap((object) => {
       try {
         validateWithModel(object);
         return [];
       } catch (error) {
-        return [`${file} ${object.kind}/${object.metadata?.name}: ${(error as Error).message}`];
+        return [`${object.kind}/${object.metadata?.name}: ${(error as Error).message}`];
       }
     });
     expect(failures).toEqual([]);
   });
 
-  it('kubernetes-models really rejects a broken Deployment', () => {
-    const broken = structuredClone(deployment('gateway'));
-    (broken.spec.template.spec.containers[0].ports as unknown[])[0] = { name: 'http', containerPort: 'eighty' };
-    expect(() => validateWithModel(broken)).toThrow(/containerPort/);
-  });
-
-  it('kubernetes-models really rejects a broken HorizontalPodAutoscaler', () => {
-    const broken = structuredClone(named<HpaObject>('HorizontalPodAutoscaler', 'gateway')) as HpaObject;
-    delete (broken.spec as Partial<HpaObject['spec']>).scaleTargetRef;
-    expect(() => validateWithModel(broken)).toThrow(/scaleTargetRef/);
+  it('kubernetes-models really rejects a broken Deployment, HorizontalPodAutoscaler and NetworkPolicy', () => {
+    const brokenDeployment = structuredClone(deployment('gateway'));
+    (brokenDeployment.spec.template.spec.containers[0].ports as unknown[])[0] = { name: 'http', containerPort: 'x' };
+    expect(() => validateWithModel(brokenDeployment)).toThrow(/containerPort/);
+    const brokenHpa = structuredClone(named<HpaObject>('HorizontalPodAutoscaler', 'gateway')) as HpaObject;
+    delete (brokenHpa.spec as Partial<HpaObject['spec']>).scaleTargetRef;
+    expect(() => validateWithModel(brokenHpa)).toThrow(/scaleTargetRef/);
+    const brokenPolicy = structuredClone(named<NetworkPolicyObject>('NetworkPolicy', 'gateway')) as NetworkPolicyObject;
+    (brokenPolicy.spec as { podSelector?: unknown }).podSelector = 'gateway';
+    expect(() => validateWithModel(brokenPolicy)).toThrow(/podSelector/);
   });
 
   it('every object carries the name and part-of labels', () => {
@@ -541,14 +684,13 @@ describe('k8s/base', () => {
 
   it.each(APPS)('%s Service and PodDisruptionBudget select exactly its pods', (app) => {
     const podLabels = deployment(app).spec.template.metadata.labels;
-    const service = named<ServiceObject>('Service', app) as ServiceObject;
     const pdb = named<PdbObject>('PodDisruptionBudget', app) as PdbObject;
-    expect(subsetOf(service.spec.selector, podLabels)).toBe(true);
+    expect(subsetOf(service(app).spec.selector, podLabels)).toBe(true);
     expect(subsetOf(pdb.spec.selector.matchLabels, podLabels)).toBe(true);
     // ...and no other app's pods.
     for (const other of APPS.filter((a) => a !== app)) {
       const otherLabels = deployment(other).spec.template.metadata.labels;
-      expect(subsetOf(service.spec.selector, otherLabels)).toBe(false);
+      expect(subsetOf(service(app).spec.selector, otherLabels)).toBe(false);
       expect(subsetOf(pdb.spec.selector.matchLabels, otherLabels)).toBe(false);
     }
   });
@@ -584,6 +726,22 @@ describe('k8s/base', () => {
     }
   });
 
+  it.each(APPS)(
+    '%s memory request covers its measured peak RSS (bench/results) and the limit leaves headroom',
+    (app) => {
+      const bench = JSON.parse(readText('bench', 'results', 'latest.json')) as {
+        peak_rss: Record<string, { peak_rss_mb: number }>;
+      };
+      const peak = bench.peak_rss[app].peak_rss_mb;
+      const { requests, limits } = mainContainer(app).resources ?? {};
+      const request = mebibytes(requests?.memory ?? '0');
+      const limit = mebibytes(limits?.memory ?? '0');
+      // Set from the measurement: at least the peak, not more than a quarter above it.
+      expect([request >= peak, request <= peak * 1.25]).toEqual([true, true]);
+      expect(limit).toBeGreaterThanOrEqual(request * 1.5);
+    },
+  );
+
   it('every container runs as non-root, read-only, without privilege escalation or capabilities', () => {
     const problems = podSpecs().flatMap(([owner, spec]) =>
       spec.containers.flatMap((c) => {
@@ -612,17 +770,16 @@ describe('k8s/base', () => {
   });
 
   it.each(APPS)('%s Service exposes its serving port and an `ops` port that match the container', (app) => {
-    const service = named<ServiceObject>('Service', app) as ServiceObject;
     const containerPorts = mainContainer(app).ports ?? [];
-    const ops = service.spec.ports.find((p) => p.name === 'ops');
+    const ops = service(app).spec.ports.find((p) => p.name === 'ops');
     expect(ops?.port).toBe(PORTS[app].ops);
     const serving = PORTS[app].serving;
     if (serving) {
-      const port = service.spec.ports.find((p) => p.name === serving.name);
+      const port = service(app).spec.ports.find((p) => p.name === serving.name);
       expect(port?.port).toBe(serving.port);
       expect(containerPorts.find((p) => p.name === serving.name)?.containerPort).toBe(serving.port);
     }
-    for (const port of service.spec.ports) {
+    for (const port of service(app).spec.ports) {
       const target = port.targetPort;
       const resolves =
         typeof target === 'string'
@@ -633,18 +790,36 @@ describe('k8s/base', () => {
   });
 
   it('the gateway Service serves http on 8080 and the gRPC services serve grpc', () => {
-    expect((named<ServiceObject>('Service', 'gateway') as ServiceObject).spec.ports).toContainEqual(
-      expect.objectContaining({ name: 'http', port: 8080 }),
-    );
+    expect(service('gateway').spec.ports).toContainEqual(expect.objectContaining({ name: 'http', port: 8080 }));
     for (const app of GRPC_APPS) {
-      expect((named<ServiceObject>('Service', app) as ServiceObject).spec.ports).toContainEqual(
+      expect(service(app).spec.ports).toContainEqual(
         expect.objectContaining({ name: 'grpc', port: PORTS[app].serving?.port }),
       );
     }
   });
 
+  it('the gRPC Services are headless and the clients dial them as dns:/// targets (round-robin over every pod)', () => {
+    const data = configMap().data;
+    for (const app of GRPC_APPS) {
+      expect([app, service(app).spec.clusterIP]).toEqual([app, 'None']);
+      expect(data[`${app.toUpperCase()}_GRPC_ADDR`]).toBe(`dns:///${app}:${PORTS[app].serving?.port}`);
+    }
+  });
+
+  it('no Service is published outside the cluster (no NodePort, LoadBalancer or external IPs)', () => {
+    const published = ofKind<ServiceObject>('Service')
+      .filter(
+        (s) =>
+          !['ClusterIP', undefined].includes(s.spec.type) ||
+          (s.spec.externalIPs ?? []).length > 0 ||
+          s.spec.ports.some((p) => p.nodePort !== undefined),
+      )
+      .map((s) => s.metadata.name);
+    expect(published).toEqual([]);
+  });
+
   it('the shared ConfigMap holds the ports and addresses the manifests use, and no secrets', () => {
-    const configMaps = ofKind<KubeObject & { data: Record<string, string> }>('ConfigMap');
+    const configMaps = ofKind<ConfigMapObject>('ConfigMap');
     expect(configMaps).toHaveLength(1);
     const data = configMaps[0].data;
     for (const app of APPS) {
@@ -652,14 +827,25 @@ describe('k8s/base', () => {
       const serving = PORTS[app].serving;
       if (serving) expect(data[serving.env]).toBe(String(serving.port));
     }
-    for (const app of GRPC_APPS) {
-      expect(data[`${app.toUpperCase()}_GRPC_ADDR`]).toBe(`${app}:${PORTS[app].serving?.port}`);
-    }
     expect(data.BIND_HOST).toBe('0.0.0.0');
-    expect(Object.keys(data).filter((key) => SECRET_KEYS.includes(key) || /SECRET|PASSWORD|TOKEN/.test(key))).toEqual(
+    expect(data.NODE_ENV).toBe('production');
+    expect(Object.keys(data).filter((key) => SECRET_KEYS.includes(key) || /SECRET|PASSWORD|_KEY$/.test(key))).toEqual(
       [],
     );
   });
+
+  it(
+    overlay
+      ? 'sets every environment-specific value, none of them a local address'
+      : 'leaves every environment-specific value to an overlay',
+    () => {
+      const data = configMap().data;
+      const set = ENVIRONMENT_SPECIFIC.filter((key) => data[key] !== undefined);
+      expect(set).toEqual(overlay ? ENVIRONMENT_SPECIFIC : []);
+      const local = Object.entries(data).filter(([, value]) => /127\.0\.0\.1|localhost|\.local\b/.test(value));
+      expect(local).toEqual([]);
+    },
+  );
 
   it('every Deployment and the Job take the shared ConfigMap or Secret refs only', () => {
     const configMapNames = new Set(ofKind('ConfigMap').map((c) => c.metadata.name));
@@ -700,7 +886,7 @@ describe('k8s/base', () => {
       ),
     );
     const readme = readText('k8s', 'README.md');
-    const kustomizationText = readFileSync(join(k8sBase, 'kustomization.yaml'), 'utf8');
+    const kustomizationText = readText('k8s', 'base', 'kustomization.yaml');
     for (const key of SECRET_KEYS) {
       expect([key, used.has(key), readme.includes(key), kustomizationText.includes(key)]).toEqual([
         key,
@@ -712,23 +898,7 @@ describe('k8s/base', () => {
     expect(readme).toContain(SECRET_NAME);
   });
 
-  describe("against the apps' own config schemas", () => {
-    /** The pod's environment: ConfigMaps from envFrom, then env (Secret values as placeholders). */
-    const podEnvironment = (app: App): Record<string, string> => {
-      const container = mainContainer(app);
-      const fromConfigMaps = (container.envFrom ?? []).flatMap((source) =>
-        source.configMapRef
-          ? Object.entries(
-              named<KubeObject & { data: Record<string, string> }>('ConfigMap', source.configMapRef.name)?.data ?? {},
-            )
-          : [],
-      );
-      const fromEnv = (container.env ?? []).map((e) => [
-        e.name,
-        e.valueFrom?.secretKeyRef ? SECRET_PLACEHOLDERS[e.valueFrom.secretKeyRef.key] : (e.value ?? ''),
-      ]);
-      return Object.fromEntries([...fromConfigMaps, ...fromEnv]) as Record<string, string>;
-    };
+  describe("against the apps' own config schemas (NODE_ENV=production)", () => {
     let checks: Record<App, ConfigCheck>;
     beforeAll(() => {
       checks = checkAppConfigs(
@@ -736,9 +906,17 @@ describe('k8s/base', () => {
       );
     });
 
-    it.each(APPS)('%s pod environment satisfies its config schema', (app) => {
-      expect(checks[app].error).toBeUndefined();
-    });
+    if (overlay) {
+      it.each(APPS)('%s pod environment satisfies its config schema', (app) => {
+        expect(checks[app].error).toBeUndefined();
+      });
+    } else {
+      it.each(APPS)('%s refuses to start from the base alone, naming what the overlay must set', (app) => {
+        const expected = ENVIRONMENT_SPECIFIC.filter((key) => checks[app].keys.includes(key)).sort();
+        expect(expected.length).toBeGreaterThan(0);
+        expect(namedInError(checks[app].error)).toEqual(expected);
+      });
+    }
 
     it.each(APPS)('%s gets every secret its config reads from the Secret, not from a dev default', (app) => {
       const wired = new Set((mainContainer(app).env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.name] : [])));
@@ -757,7 +935,7 @@ describe('k8s/base', () => {
     const spec = jobs[0].spec.template.spec;
     expect(['Never', 'OnFailure']).toContain(spec.restartPolicy);
     const [container] = spec.containers;
-    expect(container.image).toMatch(/^account-platform\/migrate[:@]/);
+    expect(container.image).toMatch(/(^|\/)account-platform\/migrate[:@]/);
     const secretKeys = (container.env ?? []).flatMap((e) =>
       e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.key] : [],
     );
@@ -769,14 +947,150 @@ describe('k8s/base', () => {
   });
 
   it('every image is account-platform/<app>, tagged through kustomize images', () => {
-    const byName = new Map((kustomization.images ?? []).map((image) => [image.name, image]));
+    const rules = [...(baseKustomization.images ?? []), ...(overlay ? (kustomization.images ?? []) : [])];
+    const ruleFor = (name: string) => rules.filter((image) => image.name === name).pop();
     for (const app of APPS) {
-      const rule = byName.get(`account-platform/${app}`);
+      const rule = ruleFor(`account-platform/${app}`);
       expect(rule?.newTag ?? rule?.digest).toBeTruthy();
       expect(mainContainer(app).image).toBe(`${rule?.newName ?? `account-platform/${app}`}:${rule?.newTag}`);
     }
     const untagged = allContainers().filter(([, c]) => !/[:@]/.test(c.image.split('/').slice(-1)[0]));
     expect(untagged.map(([owner]) => owner)).toEqual([]);
+  });
+
+  if (overlay) {
+    it('puts everything in a namespace of its own, which it creates', () => {
+      expect(kustomization.namespace).toBeTruthy();
+      expect(objects.filter((o) => o.kind !== 'Namespace' && o.metadata.namespace !== kustomization.namespace)).toEqual(
+        [],
+      );
+      expect(ofKind('Namespace').map((n) => n.metadata.name)).toEqual([kustomization.namespace]);
+    });
+  }
+
+  describe('NetworkPolicies', () => {
+    const namespaceName = kustomization.namespace ?? 'account-platform';
+    const namespace = { 'kubernetes.io/metadata.name': namespaceName };
+    const policies = ofKind<NetworkPolicyObject>('NetworkPolicy');
+    const network = networkOf(policies, namespace);
+    const podOf = (app: App | 'migrate'): Endpoint => ({
+      pod:
+        app === 'migrate'
+          ? ofKind<JobObject>('Job')[0].spec.template.metadata.labels
+          : deployment(app).spec.template.metadata.labels,
+      namespace,
+    });
+    const containerPorts = (app: App) => (mainContainer(app).ports ?? []).map((p) => p.containerPort);
+    /** Everyone who is not one of the five processes: the ones a policy must tell apart. */
+    const strangers: Record<string, Endpoint> = {
+      monitoring: {
+        pod: { 'app.kubernetes.io/name': 'prometheus' },
+        namespace: { 'kubernetes.io/metadata.name': 'monitoring' },
+      },
+      'another namespace': { pod: { app: 'someone' }, namespace: { 'kubernetes.io/metadata.name': 'other' } },
+      'another pod of this namespace': { pod: { app: 'someone' }, namespace },
+      'an outside address': { external: true },
+    };
+    /** The backing services' ports, from the overlay's addresses and the Secret's (placeholders for its values). */
+    const exampleEnvironment = {
+      ...parse(readText('k8s', 'overlays', 'example', 'config.yaml')).data,
+      ...SECRET_PLACEHOLDERS,
+    } as Record<string, string>;
+
+    it('every policy uses numeric TCP ports and label selectors the checks below evaluate', () => {
+      const rules = policies.flatMap((p) => [...(p.spec.ingress ?? []), ...(p.spec.egress ?? [])]);
+      expect(rules.flatMap((r) => r.ports ?? []).filter((p) => typeof p.port !== 'number')).toEqual([]);
+      expect(() => policies.forEach((p) => selects(p.spec.podSelector, {}))).not.toThrow();
+    });
+
+    it('a default-deny policy selects every pod, for ingress and egress', () => {
+      const denyAll = policies.filter(
+        (p) =>
+          Object.keys(p.spec.podSelector.matchLabels ?? {}).length === 0 &&
+          (p.spec.policyTypes ?? []).includes('Ingress') &&
+          (p.spec.policyTypes ?? []).includes('Egress') &&
+          (p.spec.ingress ?? []).length === 0 &&
+          (p.spec.egress ?? []).length === 0,
+      );
+      expect(denyAll.map((p) => p.metadata.name)).toEqual(['default-deny']);
+    });
+
+    it.each([...APPS, 'migrate' as const])(
+      '%s pods are selected by a policy of their own, for ingress and egress',
+      (app) => {
+        const pod = podOf(app);
+        const own = policies.filter(
+          (p) =>
+            'pod' in pod &&
+            Object.keys(p.spec.podSelector.matchLabels ?? {}).length > 0 &&
+            selects(p.spec.podSelector, pod.pod),
+        );
+        expect(own.map((p) => [p.metadata.name, p.spec.policyTypes])).toEqual([[app, ['Ingress', 'Egress']]]);
+      },
+    );
+
+    it('between the processes, exactly the gRPC calls the code makes are admitted', () => {
+      const admitted = APPS.flatMap((from) =>
+        [...APPS, 'migrate' as const].flatMap((to) =>
+          (to === 'migrate' ? [5432] : containerPorts(to))
+            .filter((port) => network.allows(podOf(from), podOf(to), port))
+            .map((port) => `${from} -> ${to}:${port}`),
+        ),
+      );
+      const expected = APPS.flatMap((from) =>
+        GRPC_CALLS[from].map((to) => `${from} -> ${to}:${PORTS[to].serving?.port}`),
+      );
+      expect(admitted.sort()).toEqual(expected.sort());
+    });
+
+    it('from outside the processes: the public port from anywhere, ops ports from monitoring, no gRPC port at all', () => {
+      const admitted = Object.entries(strangers).flatMap(([who, endpoint]) =>
+        APPS.flatMap((app) =>
+          containerPorts(app)
+            .filter((port) => network.allows(endpoint, podOf(app), port))
+            .map((port) => `${who} -> ${app}:${port}`),
+        ),
+      );
+      const expected = [
+        // A pod of this namespace that is none of the five has no egress at all (default-deny).
+        ...Object.keys(strangers)
+          .filter((who) => who !== 'another pod of this namespace')
+          .map((who) => `${who} -> gateway:8080`),
+        ...APPS.map((app) => `monitoring -> ${app}:${PORTS[app].ops}`),
+      ];
+      expect(admitted.sort()).toEqual(expected.sort());
+      const grpcPorts = GRPC_APPS.map((app) => PORTS[app].serving?.port);
+      expect(admitted.filter((edge) => grpcPorts.some((port) => edge.endsWith(`:${port}`)))).toEqual([]);
+    });
+
+    it('each process reaches exactly the backing services it uses, on the ports of their addresses', () => {
+      const ports = new Set([
+        ...Object.values(exampleEnvironment)
+          .filter((value) => /^\w+:\/\//.test(value))
+          .map(portOfUrl),
+        25,
+        80,
+        1025,
+        9000,
+      ]);
+      for (const app of APPS) {
+        const allowed = [...ports].filter((port) => network.allows(podOf(app), { external: true }, port)).sort();
+        const expected = [...new Set(BACKING_SERVICES[app].map((key) => portOfUrl(exampleEnvironment[key])))].sort();
+        expect([app, allowed]).toEqual([app, expected]);
+      }
+      const migrateAllowed = [...ports].filter((port) => network.allows(podOf('migrate'), { external: true }, port));
+      expect(migrateAllowed).toEqual([5432]);
+    });
+
+    it('every pod may ask the cluster DNS', () => {
+      const dns: Endpoint = {
+        pod: { 'k8s-app': 'kube-dns' },
+        namespace: { 'kubernetes.io/metadata.name': 'kube-system' },
+      };
+      for (const app of [...APPS, 'migrate' as const]) {
+        expect([app, network.allows(podOf(app), dns, 53)]).toEqual([app, true]);
+      }
+    });
   });
 });
 

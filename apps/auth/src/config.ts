@@ -5,7 +5,7 @@ import {
   grpcAddresses,
   loadConfig,
   millis,
-  natsUrl,
+  perDeployment,
   port,
   tokenEnv,
 } from '@acct/config';
@@ -21,16 +21,17 @@ const seconds = (fallback: number, min = 1) => z.coerce.number().int().min(min).
 export const DEV_KEY_ENCRYPTION_KEY = 'ZGV2LW9ubHkta2V5LWVuY3J5cHRpb24ta2V5LTMyYiE=';
 
 /** 32 bytes, base64: the AES-256-GCM key for private signing keys stored in the database. */
-const keyEncryptionKey = z
-  .string()
-  .default(DEV_KEY_ENCRYPTION_KEY)
-  .refine((value) => Buffer.from(value, 'base64').length === 32, { message: 'must be 32 bytes, base64-encoded' });
+const keyEncryptionKey = perDeployment(
+  z
+    .string()
+    .default(DEV_KEY_ENCRYPTION_KEY)
+    .refine((value) => Buffer.from(value, 'base64').length === 32, { message: 'must be 32 bytes, base64-encoded' }),
+);
 
 export const authEnv = {
   ...commonEnv,
   ...grpcAddresses,
   ...tokenEnv,
-  ...natsUrl,
   AUTH_DATABASE_URL: databaseUrl('auth'),
   AUTH_GRPC_PORT: port(50052),
   AUTH_OPS_PORT: port(9082),

@@ -1,4 +1,13 @@
-import { commonEnv, loadConfig, millis, natsUrl, objectStorageEnv, port, urlWithScheme } from '@acct/config';
+import {
+  commonEnv,
+  loadConfig,
+  millis,
+  natsUrl,
+  objectStorageEnv,
+  perDeployment,
+  port,
+  urlWithScheme,
+} from '@acct/config';
 import { z } from 'zod';
 
 export const mailerEnv = {
@@ -6,9 +15,11 @@ export const mailerEnv = {
   ...natsUrl,
   ...objectStorageEnv,
   MAILER_OPS_PORT: port(9084),
-  SMTP_URL: urlWithScheme(['smtp', 'smtps'], 'smtp://127.0.0.1:1025'),
-  MAIL_FROM: z.string().min(3).default('Account Platform <no-reply@account-platform.local>'),
-  PUBLIC_URL: urlWithScheme(['http', 'https'], 'http://127.0.0.1:8080'),
+  /** The default is the local mail catcher (tools/dev-servers/smtp-catcher.mjs). */
+  SMTP_URL: perDeployment(urlWithScheme(['smtp', 'smtps'], 'smtp://127.0.0.1:1025')),
+  MAIL_FROM: perDeployment(z.string().min(3).default('Account Platform <no-reply@account-platform.local>')),
+  /** The gateway's public address: the links in the mail point there. */
+  PUBLIC_URL: perDeployment(urlWithScheme(['http', 'https'], 'http://127.0.0.1:8080')),
   /** Retries of mail the SMTP server refused for now (docs/events.md, "The mailer"). */
   MAIL_RETRY_BASE_MS: millis(1000),
   MAIL_RETRY_MAX_MS: millis(60_000),

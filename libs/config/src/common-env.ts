@@ -1,5 +1,19 @@
 import { z } from 'zod';
 
+const perDeploymentSchemas = new WeakSet<z.ZodType>();
+
+/**
+ * Marks a variable whose default serves a developer machine only (a 127.0.0.1 address, the local object
+ * store's keys, the development issuer…): with `NODE_ENV=production` loadConfig requires it to be set.
+ */
+export function perDeployment<T extends z.ZodType>(schema: T): T {
+  perDeploymentSchemas.add(schema);
+  return schema;
+}
+
+/** Whether the variable must be set in production (see perDeployment). */
+export const isPerDeployment = (schema: z.ZodType): boolean => perDeploymentSchemas.has(schema);
+
 /** A TCP port, given as a string in the environment. */
 export const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
@@ -36,50 +50,51 @@ export const grpcAddress = (fallback: string) =>
     .default(fallback)
     .refine(
       (value) =>
-        /^[\w.-]+:\d{1,5}$/.test(value) ||
+        /^(dns:\/\/\/)?[\w.-]+:\d{1,5}$/.test(value) ||
         value.split(',').every((part) => /^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/.test(part.trim())),
-      { message: 'must be host:port, or ip:port,ip:port,…' },
+      { message: 'must be host:port, dns:///host:port, or ip:port,ip:port,…' },
     );
 
 /** Settings every process reads. */
 export const commonEnv = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  REGION: z.string().min(1).default('local-1'),
-  BIND_HOST: z.string().min(1).default('127.0.0.1'),
+  REGION: perDeployment(z.string().min(1).default('local-1')),
+  BIND_HOST: perDeployment(z.string().min(1).default('127.0.0.1')),
   PROTO_DIR: z.string().optional(),
   GRPC_DEADLINE_MS: millis(2000),
 };
 
 export const grpcAddresses = {
-  IDENTITY_GRPC_ADDR: grpcAddress('127.0.0.1:50051'),
-  AUTH_GRPC_ADDR: grpcAddress('127.0.0.1:50052'),
-  PLATFORM_GRPC_ADDR: grpcAddress('127.0.0.1:50053'),
+  IDENTITY_GRPC_ADDR: perDeployment(grpcAddress('127.0.0.1:50051')),
+  AUTH_GRPC_ADDR: perDeployment(grpcAddress('127.0.0.1:50052')),
+  PLATFORM_GRPC_ADDR: perDeployment(grpcAddress('127.0.0.1:50053')),
 };
 
 export const redisUrl = {
-  REDIS_URL: urlWithScheme(['redis', 'rediss'], 'redis://127.0.0.1:6379'),
+  REDIS_URL: perDeployment(urlWithScheme(['redis', 'rediss'], 'redis://127.0.0.1:6379')),
   /** Prefix of every key this installation writes, so several can share one Redis. */
   REDIS_KEY_PREFIX: z.string().default(''),
 };
-export const natsUrl = { NATS_URL: urlWithScheme(['nats', 'tls'], 'nats://127.0.0.1:4222') };
+export const natsUrl = { NATS_URL: perDeployment(urlWithScheme(['nats', 'tls'], 'nats://127.0.0.1:4222')) };
 
 export const objectStorageEnv = {
-  S3_ENDPOINT: urlWithScheme(['http', 'https'], 'http://127.0.0.1:9000'),
-  S3_REGION: z.string().min(1).default('us-east-1'),
-  S3_BUCKET: z.string().min(3).default('account-platform'),
-  S3_ACCESS_KEY_ID: z.string().min(1).default('S3RVER'),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).default('S3RVER'),
+  S3_ENDPOINT: perDeployment(urlWithScheme(['http', 'https'], 'http://127.0.0.1:9000')),
+  S3_REGION: perDeployment(z.string().min(1).default('us-east-1')),
+  S3_BUCKET: perDeployment(z.string().min(3).default('account-platform')),
+  /** The defaults are the local object store's (tools/dev-servers/object-storage.mjs). */
+  S3_ACCESS_KEY_ID: perDeployment(z.string().min(1).default('S3RVER')),
+  S3_SECRET_ACCESS_KEY: perDeployment(z.string().min(1).default('S3RVER')),
   S3_FORCE_PATH_STYLE: flag(true),
 };
 
 /** A PostgreSQL URL whose default points at the local server and the service's own database. */
 export const databaseUrl = (database: string) =>
-  urlWithScheme(['postgres', 'postgresql'], `postgresql://postgres@127.0.0.1:5432/${database}`);
+  perDeployment(urlWithScheme(['postgres', 'postgresql'], `postgresql://postgres@127.0.0.1:5432/${database}`));
 
 /** Access tokens: who issues them and for whom; every verifier checks both. */
 export const tokenEnv = {
-  TOKEN_ISSUER: z.string().min(1).default('http://127.0.0.1:8080'),
+  TOKEN_ISSUER: perDeployment(z.string().min(1).default('http://127.0.0.1:8080')),
   TOKEN_AUDIENCE: z.string().min(1).default('account-platform'),
 };
 
