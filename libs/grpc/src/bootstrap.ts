@@ -1,5 +1,11 @@
 import { ConfigError, loadConfig, millis } from '@acct/config';
-import { createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@acct/observability';
+import {
+  createLogger,
+  exitGracefullyOnSignals,
+  NestPinoLogger,
+  READINESS_CHECKS,
+  ReadinessCheck,
+} from '@acct/observability';
 import { DynamicModule, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestMicroservice } from '@nestjs/microservices';
@@ -8,6 +14,7 @@ import type { LevelWithSilent } from 'pino';
 import { Registry } from 'prom-client';
 
 import { grpcServerMetrics } from './grpc-metrics';
+import { GrpcHealth } from './grpc-operations';
 import { grpcServerOptions } from './proto';
 
 export interface GrpcServiceSettings {
@@ -42,7 +49,8 @@ export async function drainGrpcServer(microservice: INestMicroservice): Promise<
 }
 
 /**
- * Starts a backend service: its gRPC server (own package + grpc.health.v1, with server metrics) and
+ * Starts a backend service: its gRPC server (own package, grpc.health.v1 from the readiness checks,
+ * server reflection, server metrics) and
  * its ops HTTP port (/livez, /readyz, /metrics). On SIGTERM/SIGINT /readyz turns 503, the gRPC server
  * refuses new calls and lets the ones in flight finish, then consumers, relays and connections close
  * and the process exits 0 (within SHUTDOWN_GRACE_MS).
@@ -53,23 +61,27 @@ export async function startGrpcService(settings: GrpcServiceSettings): Promise<N
   const app = await NestFactory.create<NestFastifyApplication>(settings.module, new FastifyAdapter(), {
     logger: new NestPinoLogger(logger),
   });
-  const server = grpcServerOptions({
-    package: settings.package,
-    protoFile: settings.protoFile,
-    url: `${settings.host}:${settings.grpcPort}`,
-    protoDir: settings.protoDir,
-  });
-  server.options = {
-    ...server.options,
-    channelOptions: { ...server.options?.channelOptions, interceptors: [grpcServerMetrics(settings.registry)] },
-  };
+  const checks = app.get<ReadinessCheck[]>(READINESS_CHECKS);
+  const health = new GrpcHealth(() => checks);
+  const server = grpcServerOptions(
+    {
+      package: settings.package,
+      protoFile: settings.protoFile,
+      url: `${settings.host}:${settings.grpcPort}`,
+      protoDir: settings.protoDir,
+    },
+    { health, channelOptions: { interceptors: [grpcServerMetrics(settings.registry)] } },
+  );
   const microservice = app.connectMicroservice(server, { inheritAppConfig: true });
   await app.startAllMicroservices();
   await app.listen(settings.opsPort, settings.host);
   exitGracefullyOnSignals({
     logger,
     graceMs,
-    drain: () => drainGrpcServer(microservice),
+    drain: () => {
+      health.stop();
+      return drainGrpcServer(microservice);
+    },
     close: () => app.close(),
   });
   logger.info({ grpc_port: settings.grpcPort, ops_port: settings.opsPort }, `${settings.name} started`);

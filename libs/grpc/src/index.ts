@@ -4,7 +4,7 @@ export * from './client-call';
 export * from './dependency-failure';
 export * from './error-mapping';
 export * from './grpc-client';
-export * from './health.controller';
+export * from './grpc-operations';
 export * from './health-client';
 export * from './jwks-source';
 export * from './proto';

@@ -1,7 +1,11 @@
 import path from 'node:path';
 
+import type { Server } from '@grpc/grpc-js';
+import { loadSync, PackageDefinition } from '@grpc/proto-loader';
 import { GrpcOptions, Transport } from '@nestjs/microservices';
+import { protoPath as healthProtoPath } from 'grpc-health-check';
 
+import { addReflection, GrpcHealth, servicesOf } from './grpc-operations';
 import { grpcChannelTarget } from './target';
 
 /** How every process loads `.proto` files: camelCase fields, int64 as numbers, enums as names. */
@@ -13,7 +17,7 @@ export const PROTO_LOADER_OPTIONS = {
   oneofs: true,
 } as const;
 
-export const HEALTH_PACKAGE = 'grpc.health.v1';
+/** The health protocol's file under `proto/`, for health clients. */
 export const HEALTH_PROTO = 'grpc/health/v1/health.proto';
 
 /** `proto/` of the repository (or `PROTO_DIR`), read at run time. */
@@ -29,21 +33,45 @@ export interface GrpcServerSettings {
   protoDir?: string;
 }
 
-/** Loader settings for a service's package plus `grpc.health.v1`. */
+/** Loader settings for a service's package. */
 function packageOptions(settings: GrpcServerSettings) {
   const root = protoDir(settings.protoDir);
   return {
     url: settings.url,
-    package: [settings.package, HEALTH_PACKAGE],
-    protoPath: [settings.protoFile, HEALTH_PROTO],
+    package: settings.package,
+    protoPath: settings.protoFile,
     loader: { ...PROTO_LOADER_OPTIONS, includeDirs: [root] },
   };
 }
 
-/** A gRPC server for the service's package, always also serving `grpc.health.v1.Health`. */
-export function grpcServerOptions(settings: GrpcServerSettings): GrpcOptions {
-  return { transport: Transport.GRPC, options: { ...packageOptions(settings), gracefulShutdown: true } };
+/**
+ * A gRPC server for the service's package, with server reflection and, given `health`, the standard
+ * `grpc.health.v1.Health` (see GrpcHealth); `channelOptions` go to the grpc-js server.
+ */
+export function grpcServerOptions(
+  settings: GrpcServerSettings,
+  operations: { health?: GrpcHealth; channelOptions?: Record<string, unknown> } = {},
+): GrpcOptions {
+  return {
+    transport: Transport.GRPC,
+    options: {
+      ...packageOptions(settings),
+      gracefulShutdown: true,
+      channelOptions: operations.channelOptions,
+      onLoadPackageDefinition: (definition: PackageDefinition, server: Pick<Server, 'addService'>) => {
+        if (operations.health) {
+          operations.health.addToServer(server, servicesOf(definition, settings.package));
+          addReflection(server, { ...definition, ...healthDefinition() });
+        } else {
+          addReflection(server, definition);
+        }
+      },
+    },
+  };
 }
+
+/** The health protocol as `grpc-health-check` serves it (Check, Watch and List), for reflection. */
+const healthDefinition = () => loadSync(healthProtoPath, PROTO_LOADER_OPTIONS);
 
 /** A gRPC client of another service's package. */
 export function grpcClientOptions(settings: GrpcServerSettings): GrpcOptions {

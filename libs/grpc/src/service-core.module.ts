@@ -3,7 +3,6 @@ import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 
 import { ACCESS_TOKEN_VERIFIER, CallerGuard } from './caller.guard';
-import { GrpcHealthController } from './health.controller';
 import { GrpcRequestContextInterceptor } from './request-context.interceptor';
 import { DomainErrorRpcFilter } from './rpc-exception.filter';
 
@@ -16,8 +15,8 @@ export interface ServiceCoreOptions extends OpsModuleOptions {
 }
 
 /**
- * What every backend service has: its config everywhere, the ops port, `grpc.health.v1` answering
- * from the readiness checks, request ids in logs, and DomainErrors mapped to gRPC statuses.
+ * What every backend service has: its config everywhere, the ops port with its readiness checks (which
+ * `grpc.health.v1` answers from, see GrpcHealth), request ids in logs, and DomainErrors mapped to gRPC statuses.
  */
 @Global()
 @Module({})
@@ -28,7 +27,6 @@ export class ServiceCoreModule {
     return {
       module: ServiceCoreModule,
       imports: [OpsModule.forRoot(ops)],
-      controllers: [GrpcHealthController],
       providers: [
         configProvider,
         verifier,

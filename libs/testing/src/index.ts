@@ -2,6 +2,7 @@ export * from './databases';
 export * from './dedicated-servers';
 export * from './fault-suite';
 export * from './faults';
+export * from './grpc-clients';
 export * from './http';
 export * from './local-object-storage';
 export * from './ports';
