@@ -71,6 +71,10 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The gRPC services load .proto files from ./proto at run time.
 COPY --from=build /app/proto ./proto
+# Readiness compares the database with the migrations a service ships (docs/runbook.md "Schema").
+COPY --from=build /app/apps/identity/prisma/migrations ./apps/identity/prisma/migrations
+COPY --from=build /app/apps/auth/prisma/migrations ./apps/auth/prisma/migrations
+COPY --from=build /app/apps/platform/prisma/migrations ./apps/platform/prisma/migrations
 RUN test -f "dist/apps/${APP}/src/main.js"
 # Files stay owned by root: the process can read but not modify its own code.
 # The image's `node` user, numerically, so Kubernetes can verify runAsNonRoot.

@@ -8,6 +8,7 @@ import { AuthModule } from './auth/auth.module';
 import { BackendsModule } from './backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { HealthController } from './health/health.controller';
+import { HealthReporter } from './health/health-reporter';
 import { ProblemFilter } from './http/problem.filter';
 import { HttpRequestContextInterceptor } from './http/request-context.interceptor';
 import { RouteTable } from './http/route-table';
@@ -36,6 +37,7 @@ export class GatewayModule {
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
+        HealthReporter,
         { provide: RouteTable, useValue: routes },
         { provide: METRICS_REGISTRY, useValue: registry },
         { provide: APP_FILTER, useClass: ProblemFilter },

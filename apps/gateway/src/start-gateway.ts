@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { AuthenticateHook } from './auth/authenticate.hook';
 import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
+import { HealthReporter } from './health/health-reporter';
 import { clientError, frameworkError } from './http/framework-errors';
 import { assertRoutesDeclared } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
@@ -87,7 +88,13 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   serveApiDocs(app, buildOpenApiDocument(app));
   await app.listen(config.GATEWAY_PORT, config.BIND_HOST);
 
-  @Module({ imports: [OpsModule.forRoot({ registry })] })
+  // The ops port is an app of its own: it gets the readiness checks of the public app as values.
+  const reporter = app.get(HealthReporter);
+  @Module({ providers: [{ provide: HealthReporter, useValue: reporter }], exports: [HealthReporter] })
+  class GatewayReadinessModule {}
+  @Module({
+    imports: [OpsModule.forRoot({ registry, readiness: [HealthReporter], imports: [GatewayReadinessModule] })],
+  })
   class GatewayOpsModule {}
   const ops = await NestFactory.create<NestFastifyApplication>(GatewayOpsModule, new FastifyAdapter(), {
     logger: new NestPinoLogger(logger),

@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 
 import { PLATFORM_CONFIG, PlatformConfig } from './config';
 import { HealthModule } from './health/health.module';
+import { HealthMonitor } from './health/health-monitor.service';
 import { PrismaModule } from './prisma/prisma.module';
 import { PlatformDatabaseReadiness } from './prisma/prisma.service';
 import { QuotasModule } from './quotas/quotas.module';
@@ -20,8 +21,8 @@ export class AppModule {
           config,
           registry,
           verifier: remoteVerifierProvider(PLATFORM_CONFIG),
-          readiness: [PlatformDatabaseReadiness],
-          imports: [PrismaModule],
+          readiness: [PlatformDatabaseReadiness, HealthMonitor],
+          imports: [PrismaModule, HealthModule],
         }),
         HealthModule,
         RateLimitsModule,

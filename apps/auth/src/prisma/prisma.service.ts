@@ -1,4 +1,4 @@
-import { DatabaseReadiness, pgAdapter } from '@acct/database';
+import { DatabaseReadiness, migrationsDir, pgAdapter } from '@acct/database';
 import { Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
@@ -19,7 +19,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
 @Injectable()
 export class AuthDatabaseReadiness extends DatabaseReadiness {
   constructor(prisma: PrismaService) {
-    super(prisma);
+    super(prisma, migrationsDir('auth'));
   }
 }
 

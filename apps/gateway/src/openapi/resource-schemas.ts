@@ -2,7 +2,7 @@ import { ROLES } from '@acct/access-token';
 import { ERROR_STATUS, ErrorCode, ProblemDocument } from '@acct/problem';
 import { z } from 'zod';
 
-import type { HealthReport } from '../health/health.controller';
+import type { HealthReport } from '../health/health-reporter';
 import type { QuotaResource } from '../quotas/quota.controller';
 import type { TierResource } from '../rate-limits/rate-limits.controller';
 import type { TokenSet } from '../tokens/token.controller';

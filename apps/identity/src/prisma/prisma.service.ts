@@ -1,4 +1,4 @@
-import { DatabaseReadiness, pgAdapter } from '@acct/database';
+import { DatabaseReadiness, migrationsDir, pgAdapter } from '@acct/database';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 
 import { IDENTITY_CONFIG, IdentityConfig } from '../config';
@@ -19,6 +19,6 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
 @Injectable()
 export class IdentityDatabaseReadiness extends DatabaseReadiness {
   constructor(prisma: PrismaService) {
-    super(prisma);
+    super(prisma, migrationsDir('identity'));
   }
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
-import { withTimeout } from '@acct/observability';
+import { ReadinessCheck, withTimeout } from '@acct/observability';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
 import { PLATFORM_CONFIG, PlatformConfig } from '../config';
@@ -9,31 +9,26 @@ import { Probe, PROBES } from './probes';
 
 /**
  * Probes every dependency in the background on an interval, each with a timeout, and keeps the
- * latest results; `GetHealth` answers from them and never fans out per request.
+ * latest results; `GetHealth` answers from them and never fans out per request. Nothing is reported
+ * before it was measured: until the first round is done the process is unready (a readiness check)
+ * and `latest()` waits for that round (at most HEALTH_PROBE_TIMEOUT_MS, every probe has that timeout).
  */
 @Injectable()
-export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy {
+export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy, ReadinessCheck {
+  readonly name = 'health_probes';
   private readonly logger = new Logger(HealthMonitor.name);
-  private results: ComponentResult[];
+  private results?: ComponentResult[];
+  private firstRound?: Promise<void>;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
 
   constructor(
     @Inject(PROBES) private readonly probes: Probe[],
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
-  ) {
-    // Until the first round completes nothing is known to be up.
-    this.results = probes.map((probe) => ({
-      component: probe.component,
-      status: 'down',
-      critical: probe.critical,
-      latencyMs: 0,
-      error: 'not probed yet',
-    }));
-  }
+  ) {}
 
   async onApplicationBootstrap() {
-    await this.probeAll();
+    await this.measured();
     this.timer = setInterval(() => void this.probeAll(), this.config.HEALTH_PROBE_INTERVAL_MS);
     this.timer.unref();
   }
@@ -42,8 +37,22 @@ export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy {
     clearInterval(this.timer);
   }
 
-  latest() {
-    return { status: overallStatus(this.results), checks: this.results };
+  /** Unready until the first round of probes is done (it is started if it was not yet). */
+  check(): Promise<void> {
+    void this.measured();
+    return this.results ? Promise.resolve() : Promise.reject(new Error('first health probes still running'));
+  }
+
+  /** The latest results, once there are any. */
+  async latest() {
+    const results = await this.measured();
+    return { status: overallStatus(results), checks: results };
+  }
+
+  private async measured(): Promise<ComponentResult[]> {
+    this.firstRound ??= this.probeAll();
+    await this.firstRound;
+    return this.results!;
   }
 
   /** One round of probes; a round still running is joined rather than overlapped. */
@@ -56,7 +65,7 @@ export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy {
 
   private record(results: ComponentResult[]) {
     for (const result of results) {
-      const previous = this.results.find((known) => known.component === result.component);
+      const previous = this.results?.find((known) => known.component === result.component);
       if (previous?.status !== result.status) {
         const log = result.status === 'up' ? this.logger.log.bind(this.logger) : this.logger.warn.bind(this.logger);
         log(`${result.component} is ${result.status}${result.error ? `: ${result.error}` : ''}`);

@@ -11,8 +11,8 @@ export class HealthGrpcController implements Pick<platformV1.PlatformServiceCont
   constructor(private readonly monitor: HealthMonitor) {}
 
   @GrpcMethod(platformV1.PLATFORM_SERVICE_NAME, 'GetHealth')
-  getHealth(): platformV1.GetHealthResponse {
-    const { status, checks } = this.monitor.latest();
+  async getHealth(): Promise<platformV1.GetHealthResponse> {
+    const { status, checks } = await this.monitor.latest();
     return {
       status,
       checks: checks.map(({ component, status, latencyMs, critical, error }) => ({

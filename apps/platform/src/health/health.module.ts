@@ -35,5 +35,6 @@ import { BackendServiceProbe, CacheProbe, DatabaseProbe, MessageBusProbe, Object
       ],
     },
   ],
+  exports: [HealthMonitor],
 })
 export class HealthModule {}

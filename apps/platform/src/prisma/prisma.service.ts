@@ -1,4 +1,4 @@
-import { DatabaseReadiness, pgAdapter } from '@acct/database';
+import { DatabaseReadiness, migrationsDir, pgAdapter } from '@acct/database';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 
 import { PLATFORM_CONFIG, PlatformConfig } from '../config';
@@ -19,6 +19,6 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
 @Injectable()
 export class PlatformDatabaseReadiness extends DatabaseReadiness {
   constructor(prisma: PrismaService) {
-    super(prisma);
+    super(prisma, migrationsDir('platform'));
   }
 }
