@@ -36,10 +36,13 @@ describe('loadConfig', () => {
     }
   });
 
-  it('takes one host:port, or a list of IPv4 ip:port for round-robin, as a gRPC address', () => {
+  it('takes one host:port, a dns:/// name, or a list of IPv4 ip:port for round-robin, as a gRPC address', () => {
     expect(loadConfig(shape, { TARGET: 'identity.svc:50051' }).TARGET).toBe('identity.svc:50051');
+    expect(loadConfig(shape, { TARGET: 'dns:///identity-grpc.acct.svc:50051' }).TARGET).toBe(
+      'dns:///identity-grpc.acct.svc:50051',
+    );
     expect(loadConfig(shape, { TARGET: '127.0.0.1:1001,127.0.0.1:1002' }).TARGET).toBe('127.0.0.1:1001,127.0.0.1:1002');
-    for (const bad of ['a.svc:1,b.svc:2', '127.0.0.1:1,', '127.0.0.1']) {
+    for (const bad of ['a.svc:1,b.svc:2', '127.0.0.1:1,', '127.0.0.1', 'dns://identity:1', 'dns:///a:1,dns:///b:2']) {
       expect(() => loadConfig(shape, { TARGET: bad })).toThrow(ConfigError);
     }
   });

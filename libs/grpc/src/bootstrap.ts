@@ -40,6 +40,23 @@ export function shutdownGraceMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /**
+ * grpc-js server options that make clients rebalance: every connection is closed (GOAWAY) after
+ * `GRPC_MAX_CONNECTION_AGE_MS` (default 2 min, ±10 % jitter by grpc-js), calls still running get
+ * `GRPC_MAX_CONNECTION_AGE_GRACE_MS` (default 10 s) to finish. The client reconnects and resolves the
+ * service name again, so instances added since (a scale-up behind a headless Service) get calls.
+ */
+export function grpcServerChannelOptions(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(
+    { GRPC_MAX_CONNECTION_AGE_MS: millis(120_000), GRPC_MAX_CONNECTION_AGE_GRACE_MS: millis(10_000) },
+    env,
+  );
+  return {
+    'grpc.max_connection_age_ms': config.GRPC_MAX_CONNECTION_AGE_MS,
+    'grpc.max_connection_age_grace_ms': config.GRPC_MAX_CONNECTION_AGE_GRACE_MS,
+  };
+}
+
+/**
  * Stops the gRPC server the graceful way (new calls refused, calls in flight finish) without closing
  * the rest of the app: the app's own close() then runs the module hooks once, after the drain.
  */
@@ -70,7 +87,10 @@ export async function startGrpcService(settings: GrpcServiceSettings): Promise<N
       url: `${settings.host}:${settings.grpcPort}`,
       protoDir: settings.protoDir,
     },
-    { health, channelOptions: { interceptors: [grpcServerMetrics(settings.registry)] } },
+    {
+      health,
+      channelOptions: { ...grpcServerChannelOptions(), interceptors: [grpcServerMetrics(settings.registry)] },
+    },
   );
   const microservice = app.connectMicroservice(server, { inheritAppConfig: true });
   await app.startAllMicroservices();

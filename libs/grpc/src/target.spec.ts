@@ -24,8 +24,12 @@ function healthService() {
 }
 
 describe('gRPC channel targets', () => {
-  it('keeps one host:port as it is, with no balancing policy', () => {
-    expect(grpcChannelTarget('identity.svc:50051')).toEqual({ target: 'identity.svc:50051', channelOptions: {} });
+  it('keeps one host:port or dns:/// target as it is, balanced round-robin over what the name resolves to', () => {
+    for (const address of ['identity.svc:50051', 'dns:///identity-grpc.acct.svc.cluster.local:50051']) {
+      const { target, channelOptions } = grpcChannelTarget(address);
+      expect(target).toBe(address);
+      expect(JSON.parse(channelOptions['grpc.service_config'])).toEqual({ loadBalancingConfig: [{ round_robin: {} }] });
+    }
   });
 
   it('turns a list of ip:port into an ipv4 target balanced round-robin', () => {
