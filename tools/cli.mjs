@@ -1,15 +1,26 @@
 #!/usr/bin/env node
-// Operator CLI (contract §0). Each service runs its own part against its own database:
-//   npm run cli -- bootstrap --org <name> --email <admin e-mail> --password <pw> [--rotate-secret] [--json]
-//   npm run cli -- create-client --org-id <uuid> --name <name> --scopes "<scopes>" [--roles <role>] [--json]
-//   npm run cli -- rotate-signing-key [--json]
-//   npm run cli -- set-quota --org-id <uuid> --dimension <d> --name <quota name> --limit <n>
-//   npm run cli -- set-rate-limit --org-id <uuid> --group <group> --rate-per-minute <n> --burst <n> --scope per-ip|per-token
+// Operator CLI (contract §0): `npm run cli -- <command> [options]`, `npm run cli -- --help`.
+// Each service runs its own part against its own database (apps/<service>/src/cli.ts, one JSON line
+// on stdout). Every command is one entry of COMMANDS below: its options (parsed strictly with
+// node:util parseArgs: an unknown option, a missing value or a missing required option is an error
+// naming the flag, exit 2), what it runs and how its answer reads. Adding a command = one entry here
+// (plus its implementation in the service's cli.ts).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 
 import { root } from './lib.mjs';
 
+/** Exit status of a command line that cannot be understood. */
+const USAGE_ERROR = 2;
+
+/** Options every command takes. */
+const COMMON = {
+  json: { type: 'boolean', help: 'print the answer as one JSON line' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+};
+
+/** Runs one service's CLI with the given arguments; its JSON answer, or the process exits with its status. */
 function service(name, args) {
   const result = spawnSync(
     process.execPath,
@@ -29,68 +40,164 @@ function service(name, args) {
   return JSON.parse(line);
 }
 
-const [command, ...rest] = process.argv.slice(2);
-const json = rest.includes('--json');
-const args = rest.filter((arg) => arg !== '--json');
-const option = (name) => {
-  const index = args.indexOf(`--${name}`);
-  return index >= 0 ? args[index + 1] : undefined;
-};
-
-function print(result, text) {
-  console.log(json ? JSON.stringify(result) : text(result));
+/** The command's own options (not --json/--help) as `--name value` / `--flag` arguments again. */
+function forwarded(values, options) {
+  return Object.keys(options).flatMap((name) => {
+    const value = values[name];
+    if (value === undefined || value === false) return [];
+    return value === true ? [`--${name}`] : [`--${name}`, value];
+  });
 }
 
-switch (command) {
-  case 'bootstrap': {
-    const identityArgs = [
-      'bootstrap',
-      '--org',
-      option('org'),
-      '--email',
-      option('email'),
-      '--password',
-      option('password'),
-    ];
-    if (identityArgs.includes(undefined)) {
-      console.error(
-        'usage: npm run cli -- bootstrap --org <name> --email <admin e-mail> --password <pw> [--rotate-secret] [--json]',
-      );
-      process.exit(2);
-    }
-    const { org_id, admin_user_id } = service('identity', identityArgs);
-    const client = service('auth', [
-      'ensure-bootstrap-client',
-      '--org-id',
-      org_id,
-      ...(args.includes('--rotate-secret') ? ['--rotate-secret'] : []),
-    ]);
-    print({ org_id, admin_user_id, client_id: client.client_id, client_secret: client.client_secret }, (r) =>
+/** A command that one service runs under the same name and options. */
+const forwardTo = (serviceName) =>
+  function run(values) {
+    return service(serviceName, [this.name, ...forwarded(values, this.options)]);
+  };
+
+const COMMANDS = [
+  {
+    name: 'bootstrap',
+    summary:
+      'an org, an active admin in it and a confidential client_credentials client with the admin scopes; ' +
+      'idempotent (same ids again, client_secret null unless --rotate-secret)',
+    options: {
+      org: { type: 'string', required: true, value: '<name>' },
+      email: { type: 'string', required: true, value: '<admin e-mail>' },
+      password: { type: 'string', required: true, value: '<password>' },
+      'display-name': { type: 'string', value: '<name>' },
+      'rotate-secret': { type: 'boolean', help: 'give the bootstrap client a new secret' },
+    },
+    run(values) {
+      const { 'rotate-secret': rotate, ...identityValues } = values;
+      const { org_id, admin_user_id } = service('identity', ['bootstrap', ...forwarded(identityValues, this.options)]);
+      const client = service('auth', [
+        'ensure-bootstrap-client',
+        '--org-id',
+        org_id,
+        ...(rotate ? ['--rotate-secret'] : []),
+      ]);
+      return { org_id, admin_user_id, client_id: client.client_id, client_secret: client.client_secret };
+    },
+    text: (r) =>
       [
         `org_id         ${r.org_id}`,
         `admin_user_id  ${r.admin_user_id}`,
         `client_id      ${r.client_id}`,
         `client_secret  ${r.client_secret ?? '(unchanged; only a hash is kept — use --rotate-secret for a new one)'}`,
       ].join('\n'),
-    );
-    break;
-  }
-  case 'create-client':
-    print(
-      service('auth', ['create-client', ...args]),
-      (r) => `client_id      ${r.client_id}\nclient_secret  ${r.client_secret}`,
-    );
-    break;
-  case 'set-rate-limit':
-    print(service('platform', ['set-rate-limit', ...args]), (r) => JSON.stringify(r.tiers, null, 2));
-    break;
-  case 'set-quota':
-    print(service('platform', ['set-quota', ...args]), (r) => `${r.dimension} / ${r.name}: limit ${r.limit}`);
-    break;
-  case 'rotate-signing-key':
-    print(service('auth', ['rotate-signing-key']), (r) => `new signing key ${r.kid}`);
-    break;
-  default:
-    console.error('usage: npm run cli -- bootstrap|create-client|rotate-signing-key …');
-    process.exit(2);
+  },
+  {
+    name: 'create-client',
+    summary: 'another confidential client of an org',
+    options: {
+      'org-id': { type: 'string', required: true, value: '<uuid>' },
+      name: { type: 'string', required: true, value: '<name>' },
+      scopes: { type: 'string', required: true, value: '"<scope> <scope>…"' },
+      roles: { type: 'string', value: '<role>[,<role>…]' },
+    },
+    run: forwardTo('auth'),
+    text: (r) => `client_id      ${r.client_id}\nclient_secret  ${r.client_secret}`,
+  },
+  {
+    name: 'rotate-signing-key',
+    summary: 'a new ES256 signing key; the old one stays published until the tokens it signed expire',
+    options: {},
+    run: forwardTo('auth'),
+    text: (r) => `new signing key ${r.kid}`,
+  },
+  {
+    name: 'set-rate-limit',
+    summary: "an org's own tier for one endpoint group",
+    options: {
+      'org-id': { type: 'string', required: true, value: '<uuid>' },
+      group: { type: 'string', required: true, value: '<group>' },
+      'rate-per-minute': { type: 'string', required: true, value: '<n>' },
+      burst: { type: 'string', required: true, value: '<n>' },
+      scope: { type: 'string', required: true, value: 'per-ip|per-token' },
+    },
+    run: forwardTo('platform'),
+    text: (r) => JSON.stringify(r.tiers, null, 2),
+  },
+  {
+    name: 'set-quota',
+    summary: "an org's own limit of one quota",
+    options: {
+      'org-id': { type: 'string', required: true, value: '<uuid>' },
+      dimension: { type: 'string', required: true, value: 'compute|storage|network|api' },
+      name: { type: 'string', required: true, value: '<quota name>' },
+      limit: { type: 'string', required: true, value: '<n>' },
+    },
+    run: forwardTo('platform'),
+    text: (r) => `${r.dimension} / ${r.name}: limit ${r.limit}`,
+  },
+];
+
+function synopsis(command) {
+  const options = Object.entries(command.options).map(([name, option]) => {
+    const text = option.type === 'boolean' ? `--${name}` : `--${name} ${option.value}`;
+    return option.required ? text : `[${text}]`;
+  });
+  return [command.name, ...options, '[--json]'].join(' ');
 }
+
+function help(command) {
+  if (command) {
+    const flags = Object.entries({ ...command.options, ...COMMON })
+      .filter(([, option]) => option.help)
+      .map(([name, option]) => `  --${name.padEnd(16)} ${option.help}`);
+    return [
+      `usage: npm run cli -- ${synopsis(command)}`,
+      '',
+      command.summary,
+      ...(flags.length ? ['', ...flags] : []),
+    ].join('\n');
+  }
+  return [
+    'usage: npm run cli -- <command> [options]      (npm run cli -- <command> --help for one command)',
+    '',
+    'commands:',
+    ...COMMANDS.flatMap((entry) => [`  ${synopsis(entry)}`, `      ${entry.summary}`]),
+  ].join('\n');
+}
+
+/** A command line that cannot be understood: the reason, how to call the command, exit 2. */
+function usageError(message, command) {
+  process.stderr.write(`cli: ${message}\n\n${help(command)}\n`);
+  process.exit(USAGE_ERROR);
+}
+
+function main(argv) {
+  const [name, ...rest] = argv;
+  if (name === undefined) usageError('a command is required');
+  if (name === '--help' || name === '-h' || name === 'help') {
+    console.log(help());
+    return;
+  }
+  const command = COMMANDS.find((entry) => entry.name === name);
+  if (!command) usageError(`unknown command ${JSON.stringify(name)}`);
+  let values;
+  try {
+    const options = Object.fromEntries(
+      Object.entries({ ...command.options, ...COMMON }).map(([key, { type, short }]) => [
+        key,
+        short ? { type, short } : { type },
+      ]),
+    );
+    ({ values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false }));
+  } catch (error) {
+    usageError(error.message, command);
+  }
+  if (values.help) {
+    console.log(help(command));
+    return;
+  }
+  const missing = Object.entries(command.options)
+    .filter(([key, option]) => option.required && (values[key] === undefined || values[key] === ''))
+    .map(([key]) => `--${key}`);
+  if (missing.length > 0) usageError(`missing ${missing.join(', ')}`, command);
+  const result = command.run(values);
+  console.log(values.json ? JSON.stringify(result) : command.text(result));
+}
+
+main(process.argv.slice(2));

@@ -1,0 +1,81 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+import { repositoryRoot, TestStack } from '@acct/testing';
+
+/** `npm run cli -- …` as an operator runs it: exit status, stdout, stderr. */
+function cli(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [path.join(repositoryRoot, 'tools/cli.mjs'), ...args], {
+    cwd: repositoryRoot,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const COMMANDS = ['bootstrap', 'create-client', 'rotate-signing-key', 'set-rate-limit', 'set-quota'];
+
+describe('the operator CLI behaves like one', () => {
+  it.each([['--help'], ['-h'], ['help']])('%s lists every command with its options and exits 0', (flag) => {
+    const { status, stdout, stderr } = cli([flag]);
+    expect(status).toBe(0);
+    expect(stderr).toBe('');
+    for (const command of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${command}( |$)`, 'm'));
+    expect(stdout).toContain('bootstrap --org <name> --email <admin e-mail> --password <password>');
+  });
+
+  it("<command> --help shows that command's usage and exits 0 without running it", () => {
+    const { status, stdout } = cli(['set-quota', '--help'], {
+      PLATFORM_DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/x',
+    });
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^usage: npm run cli -- set-quota --org-id <uuid> --dimension/);
+  });
+
+  it.each([
+    [
+      ['set-quota', '--org-id', 'o', '--dimension', 'api', '--name', 'n', '--limit', '1', '--bogus'],
+      "Unknown option '--bogus'",
+    ],
+    [['create-client', '--org-id', 'o'], 'missing --name, --scopes'],
+    [['bootstrap', '--email', 'a@b.c', '--password', 'pw', '--org'], "Option '--org <value>' argument missing"],
+    [['rotate-signing-key', 'now'], "Unexpected argument 'now'"],
+    [['set-rate-limits'], 'unknown command "set-rate-limits"'],
+    [[], 'a command is required'],
+  ])('refuses %j naming what is wrong, with exit 2 and the usage', (args, message) => {
+    const { status, stdout, stderr } = cli(args);
+    expect(status).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.split('\n')[0]).toContain(message);
+    expect(stderr).toContain('usage: npm run cli -- ');
+  });
+
+  describe('against real databases', () => {
+    let stack: TestStack;
+
+    beforeAll(async () => {
+      stack = await TestStack.start({ apps: [] });
+    });
+
+    afterAll(async () => {
+      await stack?.close();
+    });
+
+    it('runs a command through every service it needs, as text or as one JSON line', () => {
+      const args = ['bootstrap', '--org', 'cli-org', '--email', 'admin@cli.test', '--password', 'long enough password'];
+      const json = cli([...args, '--json'], stack.env);
+      expect(json.status).toBe(0);
+      const answer = JSON.parse(json.stdout) as Record<string, unknown>;
+      expect(answer).toEqual({
+        org_id: expect.any(String),
+        admin_user_id: expect.any(String),
+        client_id: expect.any(String),
+        client_secret: expect.any(String),
+      });
+      const text = cli(args, stack.env);
+      expect(text.status).toBe(0);
+      expect(text.stdout).toContain(`org_id         ${String(answer.org_id)}`);
+      expect(text.stdout).toContain('client_secret  (unchanged;');
+    });
+  });
+});
