@@ -1,6 +1,7 @@
 import { AccessTokenVerifier } from '@acct/access-token';
 import { ClockModule } from '@acct/clock';
 import { ACCESS_TOKEN_VERIFIER, ServiceCoreModule } from '@acct/grpc';
+import { Revocations } from '@acct/revocation';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
@@ -27,12 +28,13 @@ export class AppModule {
           // Auth verifies with its own signing keys, read straight from its key store.
           verifier: {
             provide: ACCESS_TOKEN_VERIFIER,
-            inject: [SigningKeyService],
-            useFactory: (keys: SigningKeyService) =>
+            inject: [SigningKeyService, Revocations],
+            useFactory: (keys: SigningKeyService, revocations: Revocations) =>
               new AccessTokenVerifier({
                 issuer: config.TOKEN_ISSUER,
                 audience: config.TOKEN_AUDIENCE,
                 fetchKeys: async () => ({ keys: await keys.publishedKeys() }),
+                revocations,
               }),
           },
           readiness: [AuthDatabaseReadiness, SigningKeyReadiness],

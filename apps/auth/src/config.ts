@@ -7,6 +7,7 @@ import {
   millis,
   perDeployment,
   port,
+  revocationEnv,
   tokenEnv,
 } from '@acct/config';
 import { z } from 'zod';
@@ -32,6 +33,7 @@ export const authEnv = {
   ...commonEnv,
   ...grpcAddresses,
   ...tokenEnv,
+  ...revocationEnv,
   AUTH_DATABASE_URL: databaseUrl('auth'),
   AUTH_GRPC_PORT: port(50052),
   AUTH_OPS_PORT: port(9082),

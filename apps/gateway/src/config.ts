@@ -1,11 +1,21 @@
-import { commonEnv, grpcAddresses, loadConfig, millis, port, redisUrl, serviceVersion, tokenEnv } from '@acct/config';
+import {
+  commonEnv,
+  grpcAddresses,
+  loadConfig,
+  millis,
+  port,
+  revocationEnv,
+  serviceVersion,
+  tokenEnv,
+} from '@acct/config';
 import { z } from 'zod';
 
 export const gatewayEnv = {
   ...commonEnv,
   ...grpcAddresses,
   ...tokenEnv,
-  ...redisUrl,
+  // REDIS_URL, REDIS_KEY_PREFIX (rate limits, API usage, revocations), NATS_URL (revocation notices).
+  ...revocationEnv,
   GATEWAY_PORT: port(8080),
   GATEWAY_OPS_PORT: port(9080),
   /** Comma-separated addresses/CIDRs whose X-Forwarded-For is believed. Empty: the socket address. */

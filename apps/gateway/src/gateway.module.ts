@@ -1,4 +1,5 @@
 import { METRICS_REGISTRY } from '@acct/observability';
+import { RevocationModule } from '@acct/revocation';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { Registry } from 'prom-client';
@@ -25,7 +26,12 @@ export class GatewayModule {
   static forRoot(config: GatewayConfig, routes: RouteTable, registry: Registry): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [BackendsModule, AuthModule, RateLimitsModule],
+      imports: [
+        BackendsModule,
+        RevocationModule.forRoot({ configToken: GATEWAY_CONFIG, name: 'gateway' }),
+        AuthModule,
+        RateLimitsModule,
+      ],
       controllers: [
         HealthController,
         TokenController,

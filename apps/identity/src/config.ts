@@ -1,4 +1,4 @@
-import { commonEnv, databaseUrl, grpcAddresses, loadConfig, natsUrl, port, tokenEnv } from '@acct/config';
+import { commonEnv, databaseUrl, grpcAddresses, loadConfig, port, revocationEnv, tokenEnv } from '@acct/config';
 import { z } from 'zod';
 
 /** A positive whole number from the environment. */
@@ -9,7 +9,7 @@ export const identityEnv = {
   ...commonEnv,
   ...grpcAddresses,
   ...tokenEnv,
-  ...natsUrl,
+  ...revocationEnv,
   IDENTITY_DATABASE_URL: databaseUrl('identity'),
   IDENTITY_GRPC_PORT: port(50051),
   IDENTITY_OPS_PORT: port(9081),

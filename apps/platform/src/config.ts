@@ -4,10 +4,9 @@ import {
   grpcAddresses,
   loadConfig,
   millis,
-  natsUrl,
   objectStorageEnv,
   port,
-  redisUrl,
+  revocationEnv,
   tokenEnv,
 } from '@acct/config';
 
@@ -15,8 +14,7 @@ export const platformEnv = {
   ...commonEnv,
   ...grpcAddresses,
   ...tokenEnv,
-  ...redisUrl,
-  ...natsUrl,
+  ...revocationEnv,
   ...objectStorageEnv,
   PLATFORM_DATABASE_URL: databaseUrl('platform'),
   PLATFORM_GRPC_PORT: port(50053),

@@ -1,5 +1,6 @@
 export * from './authorization';
 export * from './bearer';
 export * from './caller';
+export * from './revocation-check';
 export * from './scopes';
 export * from './verifier';

@@ -2,6 +2,7 @@ import { DomainError } from '@acct/problem';
 import { createLocalJWKSet, errors, JSONWebKeySet, JWTPayload, jwtVerify } from 'jose';
 
 import { Caller } from './caller';
+import { assertNotRevoked, RevocationCheck } from './revocation-check';
 
 /** RFC 9068 access tokens, signed with ECDSA P-256 only: no other algorithm is ever accepted. */
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
@@ -15,6 +16,8 @@ export interface VerifierOptions {
   /** Keys are refetched on an unknown `kid` at most this often. */
   refetchIntervalMs?: number;
   now?: () => number;
+  /** Consulted for every token that is otherwise valid (in memory; see revocation-check.ts). */
+  revocations?: RevocationCheck;
 }
 
 export interface AccessTokenClaims extends JWTPayload {
@@ -23,6 +26,8 @@ export interface AccessTokenClaims extends JWTPayload {
   client_id: string;
   roles?: string[];
   kind?: 'user' | 'client';
+  /** The refresh family (session) the token was issued from; absent for client_credentials. */
+  sid?: string;
 }
 
 const invalidToken = (description: string) =>
@@ -56,6 +61,7 @@ export class AccessTokenVerifier {
         currentDate: this.options.now ? new Date(this.options.now()) : undefined,
         clockTolerance: 5,
       });
+      assertNotRevoked(this.options.revocations, payload);
       return toCaller(payload);
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw invalidToken('The token has expired.');

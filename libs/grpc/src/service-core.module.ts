@@ -1,4 +1,5 @@
 import { OpsModule, OpsModuleOptions } from '@acct/observability';
+import { RevocationModule, RevocationsReadiness } from '@acct/revocation';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 
@@ -7,7 +8,10 @@ import { GrpcRequestContextInterceptor } from './request-context.interceptor';
 import { DomainErrorRpcFilter } from './rpc-exception.filter';
 
 export interface ServiceCoreOptions extends OpsModuleOptions {
-  /** The validated config, provided globally under `configToken`. */
+  /**
+   * The validated config, provided globally under `configToken`; it includes `revocationEnv` of
+   * @acct/config (every service checks tokens against the revocations).
+   */
   configToken: symbol;
   config: unknown;
   /** Verifies the access token every non-public call carries. */
@@ -16,7 +20,8 @@ export interface ServiceCoreOptions extends OpsModuleOptions {
 
 /**
  * What every backend service has: its config everywhere, the ops port with its readiness checks (which
- * `grpc.health.v1` answers from, see GrpcHealth), request ids in logs, and DomainErrors mapped to gRPC statuses.
+ * `grpc.health.v1` answers from, see GrpcHealth), request ids in logs, DomainErrors mapped to gRPC
+ * statuses, and the token revocations (`Revocations`, not ready until read from Redis) for its verifier.
  */
 @Global()
 @Module({})
@@ -24,9 +29,20 @@ export class ServiceCoreModule {
   static forRoot(options: ServiceCoreOptions): DynamicModule {
     const { configToken, config, verifier, ...ops } = options;
     const configProvider = { provide: configToken, useValue: config };
+    const revocations = RevocationModule.forRoot({
+      configToken,
+      name: configToken.description?.replace(/_CONFIG$/, '').toLowerCase() ?? 'service',
+    });
     return {
       module: ServiceCoreModule,
-      imports: [OpsModule.forRoot(ops)],
+      imports: [
+        revocations,
+        OpsModule.forRoot({
+          ...ops,
+          readiness: [...(ops.readiness ?? []), RevocationsReadiness],
+          imports: [...(ops.imports ?? []), revocations],
+        }),
+      ],
       providers: [
         configProvider,
         verifier,

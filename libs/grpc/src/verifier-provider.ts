@@ -1,4 +1,5 @@
 import { AccessTokenVerifier } from '@acct/access-token';
+import { Revocations } from '@acct/revocation';
 import { Provider } from '@nestjs/common';
 
 import { ACCESS_TOKEN_VERIFIER } from './caller.guard';
@@ -12,16 +13,20 @@ export interface RemoteVerifierConfig {
   PROTO_DIR?: string;
 }
 
-/** A verifier whose keys come from the auth service over gRPC (for every service but auth itself). */
+/**
+ * A verifier whose keys come from the auth service over gRPC (for every service but auth itself),
+ * refusing revoked tokens.
+ */
 export function remoteVerifierProvider(configToken: symbol): Provider {
   return {
     provide: ACCESS_TOKEN_VERIFIER,
-    inject: [configToken],
-    useFactory: (config: RemoteVerifierConfig) =>
+    inject: [configToken, Revocations],
+    useFactory: (config: RemoteVerifierConfig, revocations: Revocations) =>
       new AccessTokenVerifier({
         issuer: config.TOKEN_ISSUER,
         audience: config.TOKEN_AUDIENCE,
         fetchKeys: jwksFromAuthService(config.AUTH_GRPC_ADDR, config.PROTO_DIR, config.GRPC_DEADLINE_MS),
+        revocations,
       }),
   };
 }

@@ -1,5 +1,6 @@
 import { AccessTokenVerifier } from '@acct/access-token';
 import { toJwks } from '@acct/grpc';
+import { Revocations } from '@acct/revocation';
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 
@@ -10,19 +11,21 @@ import { AuthenticateHook, GATEWAY_VERIFIER } from './authenticate.hook';
 
 /**
  * Access tokens are verified locally against the auth service's keys, fetched over gRPC and cached:
- * once per request by the authenticate hook; the guard then decides per route.
+ * once per request by the authenticate hook; the guard then decides per route. Every verification
+ * also checks the revocations in memory (RevocationModule, imported by the GatewayModule).
  */
 @Global()
 @Module({
   providers: [
     {
       provide: GATEWAY_VERIFIER,
-      inject: [GATEWAY_CONFIG, AuthBackend],
-      useFactory: (config: GatewayConfig, auth: AuthBackend) =>
+      inject: [GATEWAY_CONFIG, AuthBackend, Revocations],
+      useFactory: (config: GatewayConfig, auth: AuthBackend, revocations: Revocations) =>
         new AccessTokenVerifier({
           issuer: config.TOKEN_ISSUER,
           audience: config.TOKEN_AUDIENCE,
           fetchKeys: async () => toJwks(await auth.call('getJwks', {})),
+          revocations,
         }),
     },
     AuthenticateHook,
