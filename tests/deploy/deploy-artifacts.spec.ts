@@ -552,9 +552,10 @@ const GRPC_CALLS: Record<App, App[]> = {
 
 /** The backing services each process connects to, by the setting that holds the address. */
 const BACKING_SERVICES: Record<App, string[]> = {
-  gateway: ['REDIS_URL'],
-  identity: ['IDENTITY_DATABASE_URL', 'NATS_URL'],
-  auth: ['AUTH_DATABASE_URL'],
+  // Every process that verifies tokens reads the revocations (Redis) and their notices (NATS).
+  gateway: ['REDIS_URL', 'NATS_URL'],
+  identity: ['IDENTITY_DATABASE_URL', 'REDIS_URL', 'NATS_URL'],
+  auth: ['AUTH_DATABASE_URL', 'REDIS_URL', 'NATS_URL'],
   platform: ['PLATFORM_DATABASE_URL', 'REDIS_URL', 'NATS_URL', 'S3_ENDPOINT'],
   mailer: ['NATS_URL', 'S3_ENDPOINT', 'SMTP_URL'],
 };

@@ -17,9 +17,10 @@ const OBJECT_STORAGE = ['S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_
 
 /** What each process cannot start without in production (docs/configuration.md, "Production"). */
 const REQUIRED: Record<App, string[]> = {
-  gateway: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL'],
-  identity: [...EVERY_PROCESS, ...GRPC_CLIENT, 'NATS_URL', 'IDENTITY_DATABASE_URL'],
-  auth: [...EVERY_PROCESS, ...GRPC_CLIENT, 'AUTH_DATABASE_URL', 'AUTH_KEY_ENCRYPTION_KEY'],
+  // Every process that verifies tokens reads the revocations: REDIS_URL and NATS_URL.
+  gateway: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL'],
+  identity: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL', 'IDENTITY_DATABASE_URL'],
+  auth: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL', 'AUTH_DATABASE_URL', 'AUTH_KEY_ENCRYPTION_KEY'],
   platform: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL', ...OBJECT_STORAGE, 'PLATFORM_DATABASE_URL'],
   mailer: [...EVERY_PROCESS, 'NATS_URL', ...OBJECT_STORAGE, 'SMTP_URL', 'MAIL_FROM', 'PUBLIC_URL'],
 };
@@ -116,6 +117,8 @@ describe('NODE_ENV=production with nothing else set', () => {
       IDENTITY_GRPC_ADDR: 'identity:50051',
       AUTH_GRPC_ADDR: 'auth:50052',
       PLATFORM_GRPC_ADDR: 'platform:50053',
+      REDIS_URL: 'redis://redis.example:6379',
+      NATS_URL: 'nats://nats.example:4222',
       AUTH_KEY_ENCRYPTION_KEY: 'ZGV2LW9ubHkta2V5LWVuY3J5cHRpb24ta2V5LTMyYiE=',
     });
     expect([code, namedVariables(output)]).toEqual([1, ['AUTH_KEY_ENCRYPTION_KEY']]);
