@@ -5,12 +5,12 @@ import { Revocations } from '@acct/revocation';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 
-import { AuthGrpcController } from './auth.grpc-controller';
+import { AuditModule } from './audit/audit.module';
 import { AuthorizationModule } from './authorization/authorization.module';
 import { AUTH_CONFIG, AuthConfig } from './config';
 import { KeysModule } from './keys/keys.module';
 import { SigningKeyReadiness, SigningKeyService } from './keys/signing-key.service';
-import { MfaEnrolmentModule } from './mfa/mfa-enrolment.module';
+import { MfaModule } from './mfa/mfa.module';
 import { AuthDatabaseReadiness, PrismaModule } from './prisma/prisma.service';
 import { TokensModule } from './tokens/tokens.module';
 
@@ -43,9 +43,9 @@ export class AppModule {
         KeysModule,
         TokensModule,
         AuthorizationModule,
-        MfaEnrolmentModule,
+        MfaModule,
+        AuditModule,
       ],
-      controllers: [AuthGrpcController],
     };
   }
 }

@@ -18,6 +18,14 @@ describe('DomainError', () => {
     expect(copy?.toPayload()).toEqual(original.toPayload());
   });
 
+  it('carries an audit reason for the process that threw it, never in its payload', () => {
+    const error = new DomainError('invalid_grant', 'Wrong code.', { auditReason: 'mfa_code_reused' });
+    expect(error.auditReason).toBe('mfa_code_reused');
+    expect(error.toPayload()).not.toHaveProperty('auditReason');
+    expect(JSON.stringify(toProblemDocument(error, 'req-1'))).not.toContain('mfa_code_reused');
+    expect(new DomainError('invalid_grant', 'Wrong password.').auditReason).toBe('invalid_grant');
+  });
+
   it('refuses a payload without a known code', () => {
     expect(DomainError.fromPayload({ code: 'nope', detail: 'x' })).toBeUndefined();
     expect(DomainError.fromPayload('validation_failed')).toBeUndefined();

@@ -16,10 +16,16 @@ export interface DomainErrorOptions {
   extensions?: Record<string, unknown>;
   /** Extra response headers (for example `WWW-Authenticate`). */
   headers?: Record<string, string>;
+  /**
+   * A more precise reason for the service's own audit trail than the public code (a wrong MFA code is
+   * `invalid_grant` to the client, `mfa_code_invalid` in the login audit). It stays in the process
+   * that threw the error: it is not part of the payload sent to other services or clients.
+   */
+  auditReason?: string;
 }
 
 /** The serialisable form of a DomainError, carried across gRPC in trailing metadata. */
-export interface DomainErrorPayload extends DomainErrorOptions {
+export interface DomainErrorPayload extends Omit<DomainErrorOptions, 'auditReason'> {
   code: ErrorCode;
   detail: string;
 }
@@ -41,8 +47,14 @@ export class DomainError extends Error {
     this.status = options.status ?? ERROR_STATUS[code];
   }
 
+  /** What an audit trail records for this refusal: its audit reason, else its code. */
+  get auditReason(): string {
+    return this.options.auditReason ?? this.code;
+  }
+
   toPayload(): DomainErrorPayload {
-    return { code: this.code, detail: this.detail, ...this.options, status: this.status };
+    const { auditReason: _internal, ...options } = this.options;
+    return { code: this.code, detail: this.detail, ...options, status: this.status };
   }
 
   static fromPayload(payload: unknown): DomainError | undefined {

@@ -1,10 +1,10 @@
 import { Caller } from '@acct/access-token';
 
+import { VerifiedUser } from '../identity/identity.client';
 import { AuthHarness } from '../test-support/auth-harness';
 import { passwordLogin } from '../test-support/login-requests';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { VerifiedUser } from '../tokens/identity.client';
 import { TokenService } from '../tokens/token.service';
 import { LoginAudit } from './login-audit';
 

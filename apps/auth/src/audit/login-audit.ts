@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 import { Caller, requireRole } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
@@ -7,8 +5,17 @@ import { DomainError } from '@acct/problem';
 import { Injectable, Logger } from '@nestjs/common';
 
 import { AUTHORIZE } from '../metrics/auth-metrics';
-import { PrismaService } from '../prisma/prisma.service';
-import { TokenRequest } from '../tokens/grants/grant';
+import { LoginAuditRepository } from './login-audit.repository';
+
+/** What the audit keeps of a token request (never its secrets: password, client secret, refresh token). */
+export interface AuditedRequest {
+  grantType: string;
+  username: string;
+  clientId: string;
+  clientIp: string;
+  deviceId: string;
+  userAgent: string;
+}
 
 /** Requests whose username is recorded: the password grant and the login page's sign-in. */
 const PASSWORD_LOGINS = new Set(['password', AUTHORIZE]);
@@ -30,27 +37,24 @@ export class LoginAudit {
   private readonly logger = new Logger('login-audit');
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: LoginAuditRepository,
     private readonly clock: Clock,
   ) {}
 
-  async record(request: TokenRequest, result: AuditOutcome): Promise<void> {
+  async record(request: AuditedRequest, result: AuditOutcome): Promise<void> {
     try {
-      await this.prisma.loginAuditEntry.create({
-        data: {
-          id: randomUUID(),
-          at: new Date(this.clock.now()),
-          grantType: request.grantType.slice(0, 40),
-          username: PASSWORD_LOGINS.has(request.grantType) ? request.username.trim().toLowerCase().slice(0, 320) : '',
-          subject: result.subject ?? null,
-          orgId: result.orgId ?? null,
-          clientId: request.clientId.slice(0, 200),
-          clientIp: request.clientIp.slice(0, 64),
-          deviceId: request.deviceId.slice(0, 200),
-          userAgent: request.userAgent.slice(0, 400),
-          outcome: result.outcome,
-          reason: result.reason,
-        },
+      await this.repository.add({
+        at: this.clock.date(),
+        grantType: request.grantType.slice(0, 40),
+        username: PASSWORD_LOGINS.has(request.grantType) ? request.username.trim().toLowerCase().slice(0, 320) : '',
+        subject: result.subject ?? null,
+        orgId: result.orgId ?? null,
+        clientId: request.clientId.slice(0, 200),
+        clientIp: request.clientIp.slice(0, 64),
+        deviceId: request.deviceId.slice(0, 200),
+        userAgent: request.userAgent.slice(0, 400),
+        outcome: result.outcome,
+        reason: result.reason,
       });
     } catch (error) {
       this.logger.error(`could not record a token request: ${(error as Error).message}`);
@@ -66,11 +70,7 @@ export class LoginAudit {
         errors: [{ field: 'before', message: 'must be an ISO 8601 time' }],
       });
     }
-    const rows = await this.prisma.loginAuditEntry.findMany({
-      where: { orgId: caller.orgId, ...(beforeDate ? { at: { lt: beforeDate } } : {}) },
-      orderBy: { at: 'desc' },
-      take: Math.min(500, Math.max(1, limit || 100)),
-    });
+    const rows = await this.repository.listForOrg(caller.orgId, beforeDate, Math.min(500, Math.max(1, limit || 100)));
     return rows.map((row) => ({
       at: row.at.toISOString(),
       grantType: row.grantType,

@@ -5,15 +5,15 @@ import { authV1 } from '@acct/contracts';
 import { decodeJwt } from 'jose';
 import { generateSync } from 'otplib';
 
-import { AuthGrpcController } from '../auth.grpc-controller';
 import { ClientService } from '../clients/client.service';
+import { VerifiedUser } from '../identity/identity.client';
+import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { MfaService } from '../mfa/mfa.service';
 import { AuthHarness } from '../test-support/auth-harness';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { VerifiedUser } from '../tokens/identity.client';
 import { TokenService } from '../tokens/token.service';
 import { AuthorizationService } from './authorization.service';
 
@@ -110,7 +110,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
     authorization = harness.get(AuthorizationService);
     tokens = harness.get(TokenService);
     clients = harness.get(ClientService);
-    const jwks = harness.get(AuthGrpcController);
+    const jwks = harness.get(JwksGrpcController);
     verifier = new AccessTokenVerifier({
       issuer: harness.config.TOKEN_ISSUER,
       audience: harness.config.TOKEN_AUDIENCE,

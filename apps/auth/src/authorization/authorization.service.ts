@@ -5,9 +5,9 @@ import { Injectable } from '@nestjs/common';
 
 import { OAuthClient } from '../clients/client.repository';
 import { ClientService } from '../clients/client.service';
+import { attemptOf, LoginCredential, PasswordLogin, userAwaitingMfa } from '../login/password-login';
 import { AUTHORIZE } from '../metrics/auth-metrics';
 import { grantScopes } from '../oauth/scope';
-import { attemptOf, LoginCredential, PasswordLogin, userAwaitingMfa } from '../tokens/password-login';
 import { TokenService } from '../tokens/token.service';
 import { AuthorizationCodes } from './authorization-codes';
 import {

@@ -4,7 +4,7 @@ import { Clock } from '@acct/clock';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
-import { VerifiedUser } from '../tokens/identity.client';
+import { VerifiedUser } from '../identity/identity.client';
 
 /** How long the login page's TOTP step may follow its password step. */
 export const MFA_TICKET_TTL_MS = 5 * 60 * 1000;

@@ -1,10 +1,10 @@
 import { DomainError } from '@acct/problem';
 
+import { VerifiedUser } from '../identity/identity.client';
 import { AuthHarness } from '../test-support/auth-harness';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { VerifiedUser } from '../tokens/identity.client';
 import { TokenService } from '../tokens/token.service';
 
 const USER: VerifiedUser = {

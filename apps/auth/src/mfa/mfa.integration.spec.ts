@@ -1,12 +1,12 @@
 import { Caller } from '@acct/access-token';
 import { generateSync } from 'otplib';
 
+import { VerifiedUser } from '../identity/identity.client';
 import { AuthHarness } from '../test-support/auth-harness';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { VerifiedUser } from '../tokens/identity.client';
 import { TokenService } from '../tokens/token.service';
 import { MfaService } from './mfa.service';
 

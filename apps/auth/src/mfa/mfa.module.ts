@@ -1,14 +1,21 @@
 import { Module } from '@nestjs/common';
 
+import { IdentityModule } from '../identity/identity.module';
 import { PrismaModule } from '../prisma/prisma.service';
+import { MfaGrpcController } from './mfa.grpc-controller';
 import { MfaPolicy } from './mfa.policy';
 import { MfaRepository } from './mfa.repository';
+import { MfaService } from './mfa.service';
 import { TotpSecrets } from './totp-secrets';
 
-/** TOTP factors: their storage and the login policy (the password grant in TokensModule uses it). */
+/**
+ * TOTP factors: enrolment and confirmation for the calling user (identity names the account), and the
+ * code check of a password login (used by the login steps).
+ */
 @Module({
-  imports: [PrismaModule],
-  providers: [MfaRepository, TotpSecrets, MfaPolicy],
-  exports: [MfaRepository, TotpSecrets, MfaPolicy],
+  imports: [PrismaModule, IdentityModule],
+  controllers: [MfaGrpcController],
+  providers: [MfaRepository, TotpSecrets, MfaPolicy, MfaService],
+  exports: [MfaPolicy],
 })
 export class MfaModule {}

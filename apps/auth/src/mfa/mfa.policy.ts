@@ -2,8 +2,6 @@ import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
-import { withAuditReason } from '../audit/audit-reason';
-import { LoggedInUser, LoginAttempt, LoginPolicy } from '../tokens/login-policy';
 import { MfaRepository } from './mfa.repository';
 import { matchingStep } from './totp';
 import { TotpSecrets } from './totp-secrets';
@@ -12,32 +10,25 @@ import { TotpSecrets } from './totp-secrets';
  * Contract §4 MFA at login: after a correct password, an account with a confirmed TOTP factor needs
  * `mfa_code`. Missing → 403 `mfa_required`; wrong, outside ±1 step, or already used → 400
  * `invalid_grant`. Each accepted code's time step is consumed with one conditional UPDATE, so a code
- * works once, also when two logins submit it at the same moment.
- *
- * Registered before the lockout policies: when it refuses, their `afterSuccess` never runs, so the
- * attempt keeps the lockout slots it took before the password check (a wrong or missing code counts
- * as a failure and never resets a count).
+ * works once, also when two logins submit it at the same moment. A refusal here keeps the lockout slots the attempt took (see login/password-login.ts).
  */
 @Injectable()
-export class MfaPolicy implements LoginPolicy {
+export class MfaPolicy {
   constructor(
     private readonly repository: MfaRepository,
     private readonly secrets: TotpSecrets,
     private readonly clock: Clock,
   ) {}
 
-  async beforePasswordCheck(): Promise<void> {}
-
-  async afterFailure(): Promise<void> {}
-
-  async afterSuccess(attempt: LoginAttempt, user: LoggedInUser): Promise<void> {
-    const factor = await this.repository.find(user.id);
+  /** After a correct password: passes an account without MFA, else needs a fresh, right `mfaCode`. */
+  async verifyCode(userId: string, mfaCode: string): Promise<void> {
+    const factor = await this.repository.find(userId);
     if (!factor?.confirmedAt) return;
-    const code = attempt.mfaCode.trim();
+    const code = mfaCode.trim();
     if (!code) throw mfaRequired();
-    const step = matchingStep(this.secrets.open(factor.encryptedSecret, user.id), code, this.clock.now());
+    const step = matchingStep(this.secrets.open(factor.encryptedSecret, userId), code, this.clock.now());
     if (step === undefined) throw badCode('mfa_code_invalid');
-    if (!(await this.repository.consumeStep(user.id, step))) throw badCode('mfa_code_reused');
+    if (!(await this.repository.consumeStep(userId, step))) throw badCode('mfa_code_reused');
   }
 }
 
@@ -48,12 +39,10 @@ function mfaRequired(): DomainError {
   });
 }
 
-function badCode(reason: string): DomainError {
+function badCode(auditReason: string): DomainError {
   const description = 'The MFA code is invalid or has already been used.';
-  return withAuditReason(
-    new DomainError('invalid_grant', description, {
-      extensions: { error: 'invalid_grant', error_description: description },
-    }),
-    reason,
-  );
+  return new DomainError('invalid_grant', description, {
+    extensions: { error: 'invalid_grant', error_description: description },
+    auditReason,
+  });
 }

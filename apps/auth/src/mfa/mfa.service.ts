@@ -5,7 +5,7 @@ import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
-import { IdentityClient } from '../tokens/identity.client';
+import { IdentityClient } from '../identity/identity.client';
 import { MfaRepository } from './mfa.repository';
 import { matchingStep, newTotpSecret, totpUri } from './totp';
 import { TotpSecrets } from './totp-secrets';

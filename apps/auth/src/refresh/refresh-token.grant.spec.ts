@@ -1,13 +1,13 @@
 import { AccessTokenVerifier } from '@acct/access-token';
 import { decodeJwt } from 'jose';
 
-import { AuthGrpcController } from '../auth.grpc-controller';
 import { ClientService } from '../clients/client.service';
+import { VerifiedUser } from '../identity/identity.client';
+import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { AuthHarness } from '../test-support/auth-harness';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { VerifiedUser } from '../tokens/identity.client';
 import { TokenService } from '../tokens/token.service';
 import { hashRefreshToken } from './refresh-token';
 
@@ -67,7 +67,7 @@ describe('refresh_token grant (real Postgres, injected clock)', () => {
       },
     });
     tokens = harness.get(TokenService);
-    const controller = harness.get(AuthGrpcController);
+    const controller = harness.get(JwksGrpcController);
     verifier = new AccessTokenVerifier({
       issuer: harness.config.TOKEN_ISSUER,
       audience: harness.config.TOKEN_AUDIENCE,

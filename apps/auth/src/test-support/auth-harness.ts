@@ -7,8 +7,7 @@ import { Registry } from 'prom-client';
 
 import { AppModule } from '../app.module';
 import { AuthConfig, loadAuthConfig } from '../config';
-import { IdentityClient } from '../tokens/identity.client';
-import { LOGIN_POLICIES, LoginPolicy } from '../tokens/login-policy';
+import { IdentityClient } from '../identity/identity.client';
 import { PROTO_DIR } from './fake-identity';
 import { quietNestLogs } from './quiet-logs';
 
@@ -19,8 +18,8 @@ export interface HarnessOptions {
   identityAddress?: string;
   /** Replaces the identity client altogether (unit tests of the password grant). */
   identityClient?: Pick<IdentityClient, 'verifyPassword'> & Partial<Pick<IdentityClient, 'emailOf'>>;
-  /** Replaces the password grant's login policies (by default those of production: MFA, lockout, ceiling). */
-  loginPolicies?: LoginPolicy[];
+  /** Replaces providers (a login step, say) with stand-ins: `{ provide: LockoutPolicy, useValue: … }`. */
+  overrides?: Array<{ provide: Type<unknown>; useValue: unknown }>;
   /** Serve gRPC on a free port, as the real process does. */
   grpc?: boolean;
   env?: Record<string, string>;
@@ -52,7 +51,9 @@ export class AuthHarness {
       .overrideProvider(Clock)
       .useValue(clock);
     if (options.identityClient) builder = builder.overrideProvider(IdentityClient).useValue(options.identityClient);
-    if (options.loginPolicies) builder = builder.overrideProvider(LOGIN_POLICIES).useValue(options.loginPolicies);
+    for (const { provide, useValue } of options.overrides ?? []) {
+      builder = builder.overrideProvider(provide).useValue(useValue);
+    }
     const module = await builder.compile();
     if (!options.grpc) {
       await module.init();

@@ -2,15 +2,17 @@ import { AccessTokenVerifier } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 
-import { AuthGrpcController } from '../auth.grpc-controller';
 import { ClientService } from '../clients/client.service';
+import { VerifiedUser } from '../identity/identity.client';
+import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { SigningKeyService } from '../keys/signing-key.service';
+import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
+import { LockoutPolicy } from '../lockout/lockout.policy';
+import { LoginSource } from '../lockout/login-source';
 import { AuthHarness } from '../test-support/auth-harness';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from './grants/grant';
-import { VerifiedUser } from './identity.client';
-import { LoginPolicy } from './login-policy';
 import { TokenService } from './token.service';
 
 const ORG = '3f0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f';
@@ -60,17 +62,20 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
   let tokens: TokenService;
   let verifier: AccessTokenVerifier;
   const identity = new StubIdentity();
-  const policyCalls: string[] = [];
-  const policy: LoginPolicy = {
-    beforePasswordCheck: (attempt) => {
-      policyCalls.push(`before ${attempt.username} ${attempt.clientIp} ${attempt.deviceId}`);
-      if (attempt.username === 'locked@example.test') {
+  const lockoutCalls: string[] = [];
+  const lockout: Pick<LockoutPolicy, 'takeSlot' | 'clear'> = {
+    takeSlot: (source: LoginSource) => {
+      lockoutCalls.push(`take ${source.username} ${source.clientIp} ${source.deviceId}`);
+      if (source.username === 'locked@example.test') {
         return Promise.reject(new DomainError('login_locked', 'Locked.', { retryAfter: 60 }));
       }
       return Promise.resolve();
     },
-    afterFailure: (attempt) => Promise.resolve(void policyCalls.push(`failure ${attempt.username}`)),
-    afterSuccess: (attempt, user) => Promise.resolve(void policyCalls.push(`success ${attempt.username} ${user.id}`)),
+    clear: (source: LoginSource) => Promise.resolve(void lockoutCalls.push(`clear ${source.username}`)),
+  };
+  const noCeiling: Pick<AccountCeilingPolicy, 'takeSlot' | 'rememberSource'> = {
+    takeSlot: () => Promise.resolve(),
+    rememberSource: () => Promise.resolve(),
   };
 
   const password = (fields: Partial<TokenRequest> = {}) =>
@@ -78,9 +83,16 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity, loginPolicies: [policy] });
+    harness = await AuthHarness.start({
+      databaseUrl: database.url,
+      identityClient: identity,
+      overrides: [
+        { provide: LockoutPolicy, useValue: lockout },
+        { provide: AccountCeilingPolicy, useValue: noCeiling },
+      ],
+    });
     tokens = harness.get(TokenService);
-    const jwks = harness.get(AuthGrpcController);
+    const jwks = harness.get(JwksGrpcController);
     verifier = new AccessTokenVerifier({
       issuer: harness.config.TOKEN_ISSUER,
       audience: harness.config.TOKEN_AUDIENCE,
@@ -221,19 +233,18 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
       expect(error.detail).toContain(field);
     });
 
-    it('runs the login policies around the password check, with who asks', async () => {
-      policyCalls.length = 0;
+    it('takes a lockout slot before the password check, with who asks, and frees it only on success', async () => {
+      lockoutCalls.length = 0;
       await password();
       await refusal(password({ password: 'wrong' }));
-      expect(policyCalls).toEqual([
-        `before admin@example.test 203.0.113.7 device-1`,
-        `success admin@example.test ${ADMIN.id}`,
-        `before admin@example.test 203.0.113.7 device-1`,
-        `failure admin@example.test`,
+      expect(lockoutCalls).toEqual([
+        `take admin@example.test 203.0.113.7 device-1`,
+        `clear admin@example.test`,
+        `take admin@example.test 203.0.113.7 device-1`,
       ]);
     });
 
-    it('lets a login policy refuse before identity is even asked', async () => {
+    it('lets the lockout refuse before identity is even asked', async () => {
       identity.asked.length = 0;
       const error = await refusal(password({ username: 'locked@example.test' }));
       expect(error).toMatchObject({ code: 'login_locked', status: 429 });

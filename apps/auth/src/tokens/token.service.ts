@@ -2,7 +2,6 @@ import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 import { decodeJwt } from 'jose';
 
-import { auditReasonOf } from '../audit/audit-reason';
 import { LoginAudit } from '../audit/login-audit';
 import { AuthMetrics } from '../metrics/auth-metrics';
 import { OAuthErrors } from '../oauth/oauth-errors';
@@ -58,7 +57,7 @@ export class TokenService {
       this.metrics.loginAttempt(request.grantType, error instanceof DomainError ? error.code : 'internal_error');
       await this.audit.record(request, {
         outcome: 'failure',
-        reason: error instanceof DomainError ? auditReasonOf(error) : 'internal_error',
+        reason: error instanceof DomainError ? error.auditReason : 'internal_error',
       });
       throw error;
     }

@@ -1,12 +1,15 @@
 import { platformV1 } from '@acct/contracts';
-import { AUTHORIZATION_METADATA_KEY, callRaw, createRawClient, outgoingMetadata, RawClient } from '@acct/grpc';
+import { GrpcClient } from '@acct/grpc';
 import { isQuota, USERS_QUOTA } from '@acct/limits';
 import { DomainError } from '@acct/problem';
-import { Metadata } from '@grpc/grpc-js';
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { IDENTITY_CONFIG, IdentityConfig } from '../config';
 import { Db } from '../prisma/transactions';
+import { UsersQuotaRepository } from './users-quota.repository';
+
+/** The platform service as identity calls it (typed by its generated client). */
+export class PlatformGrpc extends GrpcClient<platformV1.PlatformServiceClient> {}
 
 /**
  * The org's "Users" quota (contract §5): the limit comes from the platform service (asked on the
@@ -17,29 +20,22 @@ import { Db } from '../prisma/transactions';
  * whole deadline, so a hung platform is given up on while the creation can still answer in time.
  */
 @Injectable()
-export class UsersQuota implements OnModuleDestroy {
+export class UsersQuota {
   private readonly logger = new Logger('users-quota');
-  private readonly platform: RawClient;
 
-  constructor(@Inject(IDENTITY_CONFIG) private readonly config: IdentityConfig) {
-    this.platform = createRawClient(
-      'platform/v1/platform.proto',
-      'platform.v1.PlatformService',
-      config.PLATFORM_GRPC_ADDR,
-      config.PROTO_DIR,
-    );
-  }
+  constructor(
+    private readonly platform: PlatformGrpc,
+    private readonly repository: UsersQuotaRepository,
+    @Inject(IDENTITY_CONFIG) private readonly config: IdentityConfig,
+  ) {}
 
   async limit(accessToken: string | undefined): Promise<number | undefined> {
     if (!accessToken) return undefined;
-    const metadata: Metadata = outgoingMetadata({ [AUTHORIZATION_METADATA_KEY]: `Bearer ${accessToken}` });
     try {
-      const { quotas } = await callRaw<platformV1.GetQuotaRequest, platformV1.GetQuotaResponse>(
-        this.platform,
+      const { quotas } = await this.platform.call(
         'getQuota',
         { dimension: USERS_QUOTA.dimension },
-        Math.floor(this.config.GRPC_DEADLINE_MS / 2),
-        metadata,
+        { accessToken, deadlineMs: Math.floor(this.config.GRPC_DEADLINE_MS / 2) },
       );
       return quotas.find((quota) => isQuota(quota, USERS_QUOTA))?.limit;
     } catch (error) {
@@ -51,14 +47,8 @@ export class UsersQuota implements OnModuleDestroy {
   /** Inside the creating transaction: refuses when the org already has `limit` users. */
   async enforce(db: Db, orgId: string, limit: number | undefined): Promise<void> {
     if (limit === undefined) return;
-    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`users-quota:${orgId}`}))`;
-    const count = await db.user.count({ where: { orgId } });
-    if (count >= limit) {
+    if ((await this.repository.lockAndCount(db, orgId)) >= limit) {
       throw new DomainError('quota_exceeded', `The organization has reached its quota of ${limit} users.`);
     }
-  }
-
-  onModuleDestroy() {
-    this.platform.close();
   }
 }

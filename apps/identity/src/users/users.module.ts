@@ -6,7 +6,7 @@ import { OrgsModule } from '../orgs/orgs.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { PasswordsModule } from '../passwords/passwords.module';
 import { PrismaModule } from '../prisma/prisma.module';
-import { UsersQuota } from '../quota/users-quota';
+import { QuotaModule } from '../quota/quota.module';
 import { CreateUserService } from './create-user.service';
 import { GetUserService } from './get-user.service';
 import { UsersGrpcController } from './users.grpc-controller';
@@ -14,9 +14,9 @@ import { UsersRepository } from './users.repository';
 
 /** CreateUser and GetUser. */
 @Module({
-  imports: [PrismaModule, OrgsModule, PasswordsModule, IdempotencyModule, OutboxModule],
+  imports: [PrismaModule, OrgsModule, PasswordsModule, IdempotencyModule, OutboxModule, QuotaModule],
   controllers: [UsersGrpcController],
-  providers: [UsersRepository, CreateUserService, GetUserService, PasswordSetTokensRepository, UsersQuota],
+  providers: [UsersRepository, CreateUserService, GetUserService, PasswordSetTokensRepository],
   exports: [UsersRepository],
 })
 export class UsersModule {}

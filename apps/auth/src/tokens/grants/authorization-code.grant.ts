@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 
 import { AuthorizationCodes } from '../../authorization/authorization-codes';
 import { AUTHORIZATION_CODE, ClientService, REFRESH_TOKEN } from '../../clients/client.service';
+import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
-import { AccessTokenIssuer } from '../access-token.issuer';
 import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
 
 /**

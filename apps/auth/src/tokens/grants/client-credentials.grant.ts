@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 
 import { CLIENT_CREDENTIALS, ClientService } from '../../clients/client.service';
+import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { OAuthErrors } from '../../oauth/oauth-errors';
 import { grantScopes } from '../../oauth/scope';
-import { AccessTokenIssuer } from '../access-token.issuer';
 import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
 
 /**

@@ -1,5 +1,5 @@
+import { IssuedAccessToken } from '../../keys/access-token.issuer';
 import { OAuthErrors } from '../../oauth/oauth-errors';
-import { IssuedAccessToken } from '../access-token.issuer';
 
 /** A token request as the gateway passes it on (contract §4); absent fields are empty strings. */
 export interface TokenRequest {

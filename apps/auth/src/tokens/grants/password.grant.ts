@@ -3,17 +3,18 @@ import { Inject, Injectable } from '@nestjs/common';
 
 import { ClientService, PASSWORD } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
+import { AccessTokenIssuer } from '../../keys/access-token.issuer';
+import { attemptOf, PasswordLogin } from '../../login/password-login';
 import { grantScopes } from '../../oauth/scope';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
-import { AccessTokenIssuer } from '../access-token.issuer';
-import { attemptOf, PasswordLogin } from '../password-login';
 import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
 
 export { PASSWORD };
 
 /**
- * `grant_type=password` (contract §4): e-mail (case-insensitive) and password, checked by identity.
- * Issues an access token and the first refresh token of a new family.
+ * `grant_type=password` (contract §4): e-mail (case-insensitive) and password, checked by the login
+ * steps (lockout, ceiling, identity, MFA: login/password-login.ts). Issues an access token and the
+ * first refresh token of a new family.
  */
 @Injectable()
 export class PasswordGrant implements Grant {

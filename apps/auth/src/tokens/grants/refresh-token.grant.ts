@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 
 import { ClientService, REFRESH_TOKEN } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
+import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
-import { AccessTokenIssuer } from '../access-token.issuer';
 import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
 
 /**

@@ -6,7 +6,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SignJWT } from 'jose';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
-import { SigningKeyService } from '../keys/signing-key.service';
+import { SigningKeyService } from './signing-key.service';
 
 /** Who an access token speaks for, and what it allows. */
 export interface AccessTokenSubject {

@@ -3,7 +3,7 @@ import { Clock } from '@acct/clock';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
-import { AccessTokenIssuer } from './access-token.issuer';
+import { AccessTokenIssuer } from '../keys/access-token.issuer';
 
 /** Auth's own identity when it calls identity: a client of no org, allowed `internal:identity` only. */
 export const SERVICE_SUBJECT = {

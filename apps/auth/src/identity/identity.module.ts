@@ -1,0 +1,26 @@
+import { identityV1 } from '@acct/contracts';
+import { GrpcClientsModule } from '@acct/grpc';
+import { Module } from '@nestjs/common';
+
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { IdentityClient, IdentityGrpc } from './identity.client';
+import { ServiceToken } from './service-token';
+
+/** Auth's calls into the identity service: password checks (with its own token) and GetUser. */
+@Module({
+  imports: [
+    GrpcClientsModule.register<AuthConfig>(AUTH_CONFIG, [
+      {
+        client: IdentityGrpc,
+        name: 'identity',
+        package: 'identity.v1',
+        protoFile: 'identity/v1/identity.proto',
+        service: identityV1.IDENTITY_SERVICE_NAME,
+        address: (config) => config.IDENTITY_GRPC_ADDR,
+      },
+    ]),
+  ],
+  providers: [ServiceToken, IdentityClient],
+  exports: [IdentityClient],
+})
+export class IdentityModule {}

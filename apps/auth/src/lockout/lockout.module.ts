@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+
+import { AuthMetricsModule } from '../metrics/metrics.module';
+import { PrismaModule } from '../prisma/prisma.service';
+import { AccountCeilingPolicy } from './account-ceiling.policy';
+import { AccountCeilingRepository } from './account-ceiling.repository';
+import { LockoutPolicy } from './lockout.policy';
+import { LockoutRepository } from './lockout.repository';
+
+/** Contract §4's two brute-force limits: the (username, IP) lockout and the account-wide ceiling. */
+@Module({
+  imports: [PrismaModule, AuthMetricsModule],
+  providers: [LockoutRepository, LockoutPolicy, AccountCeilingRepository, AccountCeilingPolicy],
+  exports: [LockoutPolicy, AccountCeilingPolicy],
+})
+export class LockoutModule {}

@@ -1,0 +1,87 @@
+import { DomainError } from '@acct/problem';
+import { Injectable } from '@nestjs/common';
+
+import { IdentityClient, VerifiedUser } from '../identity/identity.client';
+import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
+import { LockoutPolicy } from '../lockout/lockout.policy';
+import { LoginSource } from '../lockout/login-source';
+import { MfaPolicy } from '../mfa/mfa.policy';
+import { OAuthErrors } from '../oauth/oauth-errors';
+
+/** One password login attempt, as the login steps see it. */
+export interface LoginAttempt extends LoginSource {
+  /** Empty when the request has none. */
+  mfaCode: string;
+}
+
+/** The attempt of a request (its who-asks fields and code) for its normalised username. */
+export const attemptOf = (request: Omit<LoginAttempt, 'username'>, username: string): LoginAttempt => ({
+  username,
+  clientIp: request.clientIp,
+  deviceId: request.deviceId,
+  mfaCode: request.mfaCode,
+});
+
+/** The user's password, or a user whose password was already checked in a first step (login page MFA). */
+export type LoginCredential = { password: string } | { passwordCheckedFor: VerifiedUser };
+
+/**
+ * `mfa_required` for a user whose password was right: only the code is missing, and the login page's
+ * second step continues from `user`.
+ */
+export class MfaPending extends DomainError {
+  constructor(
+    refusal: DomainError,
+    readonly user: VerifiedUser,
+  ) {
+    super(refusal.code, refusal.detail, refusal.options);
+  }
+}
+
+/** The user an `mfa_required` refusal was for; undefined for any other refusal. */
+export const userAwaitingMfa = (error: unknown): VerifiedUser | undefined =>
+  error instanceof MfaPending ? error.user : undefined;
+
+/**
+ * The checks of one password login (the password grant and the authorization endpoint's login page
+ * alike), in the order contract §4 fixes. Each step may refuse with a DomainError, and then no later
+ * step runs:
+ *
+ * 1. the (username, IP) lockout takes a slot: a locked pair is refused before anything else, without
+ *    spending the account's budget;
+ * 2. the account-wide ceiling takes a slot (sources that logged in before are exempt);
+ * 3. identity checks the password (an unknown e-mail and a wrong password are the same refusal);
+ *    a failed attempt keeps the slots it took: that is how failures are counted;
+ * 4. only then, so the answer reveals nothing to someone without the password, the account must be
+ *    active;
+ * 5. MFA: an account with a confirmed factor needs a fresh, right code; a missing or wrong code
+ *    keeps the slots too (it counts as a failure and never resets a count);
+ * 6. success: the pair is freed, and the source is remembered as the account's own (giving back its
+ *    slot of the ceiling).
+ */
+@Injectable()
+export class PasswordLogin {
+  constructor(
+    private readonly lockout: LockoutPolicy,
+    private readonly ceiling: AccountCeilingPolicy,
+    private readonly identity: IdentityClient,
+    private readonly mfa: MfaPolicy,
+  ) {}
+
+  async verify(attempt: LoginAttempt, credential: LoginCredential): Promise<VerifiedUser> {
+    await this.lockout.takeSlot(attempt);
+    await this.ceiling.takeSlot(attempt);
+    const user =
+      'password' in credential
+        ? await this.identity.verifyPassword(attempt.username, credential.password)
+        : credential.passwordCheckedFor;
+    if (!user) throw OAuthErrors.badCredentials();
+    if (user.status !== 'active') throw OAuthErrors.accountNotActive();
+    await this.mfa.verifyCode(user.id, attempt.mfaCode).catch((refusal: unknown) => {
+      throw refusal instanceof DomainError && refusal.code === 'mfa_required' ? new MfaPending(refusal, user) : refusal;
+    });
+    await this.lockout.clear(attempt);
+    await this.ceiling.rememberSource(attempt);
+    return user;
+  }
+}

@@ -1,0 +1,23 @@
+import { authV1 } from '@acct/contracts';
+import { bearerTokenOf, callerOf } from '@acct/grpc';
+import { Metadata } from '@grpc/grpc-js';
+import { Controller } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+
+import { MfaService } from './mfa.service';
+
+/** TOTP enrolment for the calling user (checked in MfaService). */
+@Controller()
+export class MfaGrpcController implements Pick<authV1.AuthServiceController, 'enrollTotp' | 'confirmTotp'> {
+  constructor(private readonly mfa: MfaService) {}
+
+  @GrpcMethod(authV1.AUTH_SERVICE_NAME, 'enrollTotp')
+  enrollTotp(_request: authV1.EnrollTotpRequest, metadata?: Metadata): Promise<authV1.EnrollTotpResponse> {
+    return this.mfa.enroll(callerOf(metadata), bearerTokenOf(metadata) ?? '');
+  }
+
+  @GrpcMethod(authV1.AUTH_SERVICE_NAME, 'confirmTotp')
+  confirmTotp(request: authV1.ConfirmTotpRequest, metadata?: Metadata): Promise<authV1.ConfirmTotpResponse> {
+    return this.mfa.confirm(callerOf(metadata), request.code);
+  }
+}
