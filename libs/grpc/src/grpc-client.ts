@@ -5,6 +5,7 @@ import { Observable } from 'rxjs';
 import { AUTHORIZATION_METADATA_KEY } from './caller.guard';
 import { deadline, outgoingMetadata, unary } from './client-call';
 import { grpcClientOptions } from './proto';
+import { GrpcServiceContract } from './services';
 
 /** Nest's generated client methods pass the extra call options argument through to grpc-js. */
 type Method<Req, Res> = (
@@ -68,12 +69,8 @@ export interface GrpcClientConfig {
 export interface GrpcClientSpec<Config extends GrpcClientConfig> {
   /** The GrpcClient subclass that is both the DI token and the typed client. */
   client: Type<GrpcClient<object>>;
-  /** For errors and the Nest client's token: `identity`. */
-  name: string;
-  /** The service's proto package and file (under `proto/`), and its fully qualified service name. */
-  package: string;
-  protoFile: string;
-  service: string;
+  /** The service's contract (`IDENTITY_SERVICE`, …). */
+  contract: GrpcServiceContract;
   /** Its address setting (`IDENTITY_GRPC_ADDR`): one host:port or several ip:port. */
   address: (config: Config) => string;
 }
@@ -87,24 +84,24 @@ export class GrpcClientsModule {
     configToken: symbol | string,
     specs: ReadonlyArray<GrpcClientSpec<Config>>,
   ): DynamicModule {
-    const providers: Provider[] = specs.map((spec) => ({
-      provide: spec.client,
-      inject: [nestClientToken(spec.name), configToken],
-      useFactory: (client: ClientGrpc, config: Config) =>
-        new spec.client(spec.name, client, spec.service, config.GRPC_DEADLINE_MS),
+    const providers: Provider[] = specs.map(({ client, contract }) => ({
+      provide: client,
+      inject: [nestClientToken(contract.name), configToken],
+      useFactory: (nestClient: ClientGrpc, config: Config) =>
+        new client(contract.name, nestClient, contract.service, config.GRPC_DEADLINE_MS),
     }));
     return {
       module: GrpcClientsModule,
       imports: [
         ClientsModule.registerAsync(
-          specs.map((spec) => ({
-            name: nestClientToken(spec.name),
+          specs.map(({ contract, address }) => ({
+            name: nestClientToken(contract.name),
             inject: [configToken],
             useFactory: (config: Config) =>
               grpcClientOptions({
-                package: spec.package,
-                protoFile: spec.protoFile,
-                url: spec.address(config),
+                package: contract.package,
+                protoFile: contract.protoFile,
+                url: address(config),
                 protoDir: config.PROTO_DIR,
               }),
           })),

@@ -12,5 +12,6 @@ export * from './raw-client';
 export * from './request-context.interceptor';
 export * from './rpc-exception.filter';
 export * from './service-core.module';
+export * from './services';
 export * from './target';
 export * from './verifier-provider';

@@ -1,5 +1,4 @@
-import { identityV1 } from '@acct/contracts';
-import { GrpcClientsModule } from '@acct/grpc';
+import { GrpcClientsModule, IDENTITY_SERVICE } from '@acct/grpc';
 import { Module } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
@@ -12,10 +11,7 @@ import { ServiceToken } from './service-token';
     GrpcClientsModule.register<AuthConfig>(AUTH_CONFIG, [
       {
         client: IdentityGrpc,
-        name: 'identity',
-        package: 'identity.v1',
-        protoFile: 'identity/v1/identity.proto',
-        service: identityV1.IDENTITY_SERVICE_NAME,
+        contract: IDENTITY_SERVICE,
         address: (config) => config.IDENTITY_GRPC_ADDR,
       },
     ]),

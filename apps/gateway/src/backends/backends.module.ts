@@ -1,5 +1,5 @@
 import { authV1, identityV1, platformV1 } from '@acct/contracts';
-import { GrpcClient, GrpcClientsModule } from '@acct/grpc';
+import { AUTH_SERVICE, GrpcClient, GrpcClientsModule, IDENTITY_SERVICE, PLATFORM_SERVICE } from '@acct/grpc';
 import { Global, Module } from '@nestjs/common';
 
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
@@ -15,26 +15,17 @@ export class PlatformBackend extends GrpcClient<platformV1.PlatformServiceClient
     GrpcClientsModule.register<GatewayConfig>(GATEWAY_CONFIG, [
       {
         client: IdentityBackend,
-        name: 'identity',
-        package: 'identity.v1',
-        protoFile: 'identity/v1/identity.proto',
-        service: identityV1.IDENTITY_SERVICE_NAME,
+        contract: IDENTITY_SERVICE,
         address: (config) => config.IDENTITY_GRPC_ADDR,
       },
       {
         client: AuthBackend,
-        name: 'auth',
-        package: 'auth.v1',
-        protoFile: 'auth/v1/auth.proto',
-        service: authV1.AUTH_SERVICE_NAME,
+        contract: AUTH_SERVICE,
         address: (config) => config.AUTH_GRPC_ADDR,
       },
       {
         client: PlatformBackend,
-        name: 'platform',
-        package: 'platform.v1',
-        protoFile: 'platform/v1/platform.proto',
-        service: platformV1.PLATFORM_SERVICE_NAME,
+        contract: PLATFORM_SERVICE,
         address: (config) => config.PLATFORM_GRPC_ADDR,
       },
     ]),

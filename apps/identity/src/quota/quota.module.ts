@@ -1,5 +1,4 @@
-import { platformV1 } from '@acct/contracts';
-import { GrpcClientsModule } from '@acct/grpc';
+import { GrpcClientsModule, PLATFORM_SERVICE } from '@acct/grpc';
 import { Module } from '@nestjs/common';
 
 import { IDENTITY_CONFIG, IdentityConfig } from '../config';
@@ -12,10 +11,7 @@ import { UsersQuotaRepository } from './users-quota.repository';
     GrpcClientsModule.register<IdentityConfig>(IDENTITY_CONFIG, [
       {
         client: PlatformGrpc,
-        name: 'platform',
-        package: 'platform.v1',
-        protoFile: 'platform/v1/platform.proto',
-        service: platformV1.PLATFORM_SERVICE_NAME,
+        contract: PLATFORM_SERVICE,
         address: (config) => config.PLATFORM_GRPC_ADDR,
       },
     ]),
