@@ -99,6 +99,26 @@ describe('GET /v2/system/health against the real dependencies', () => {
     expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('writes an access log line for the request, with its route, status, duration, request id and client', async () => {
+    await fetch(stack.url('/v2/system/health'), { headers: { 'X-Request-Id': 'access-log-1' } });
+    const log = path.join(repositoryRoot, '.data/test-logs', `${stack.ports.http}-gateway.log`);
+    const line = await waitFor('the access log line', () =>
+      fs
+        .readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((text) => text.includes('"kind":"access"'))
+        .map((text) => JSON.parse(text) as Record<string, unknown>)
+        .find((entry) => entry.request_id === 'access-log-1'),
+    );
+    expect(line).toMatchObject({
+      method: 'GET',
+      route: '/v2/system/health',
+      status: 200,
+      duration_ms: expect.any(Number),
+      client_address: '127.0.0.1',
+    });
+  });
+
   it('is degraded (200) while the cache is down, and healthy again when it returns', async () => {
     await redis.stop();
     const degraded = await waitForHealth('cache down', (report) => componentStatus(report, 'cache') === 'down');

@@ -1,5 +1,6 @@
 import {
   commonEnv,
+  flag,
   grpcAddresses,
   loadConfig,
   millis,
@@ -26,6 +27,8 @@ export const gatewayEnv = {
   RATE_LIMIT_TIERS_TTL_MS: millis(10_000),
   /** How long a request waits for the refresh of an org's expired tiers before the last known ones decide. */
   RATE_LIMIT_TIERS_REFRESH_WAIT_MS: millis(500),
+  /** One log line per answered request (docs/configuration.md, Gateway). */
+  ACCESS_LOG: flag(true),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

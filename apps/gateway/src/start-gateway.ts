@@ -2,10 +2,12 @@ import type { IncomingMessage } from 'node:http';
 
 import {
   acceptRequestId,
+  asyncStdout,
   closeConnectionsOnShutdown,
   createLogger,
   createMetricsRegistry,
   instrumentHttp,
+  logAccess,
   NestPinoLogger,
   OpsModule,
 } from '@acct/observability';
@@ -56,6 +58,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   const fastify = adapter.getInstance();
   instrumentHttp(fastify, registry);
+  const accessLog = config.ACCESS_LOG ? asyncStdout() : undefined;
+  if (accessLog) logAccess(fastify, createLogger('gateway', 'info', accessLog));
   closeConnectionsOnShutdown(fastify);
   fastify.addHook('onRoute', (route) => {
     // Plain Fastify routes (the API docs) declare their group in their config like controllers do.
@@ -112,6 +116,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     async close() {
       await app.close();
       await ops.close();
+      accessLog?.flushSync();
     },
   };
 }

@@ -1,3 +1,4 @@
+export * from './access-log';
 export * from './http-server';
 export * from './logger';
 export * from './metrics';
