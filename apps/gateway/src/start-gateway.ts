@@ -86,7 +86,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // How a request flows (README): authenticate → rate limit → guard → controller → gRPC backend.
   const authenticate = app.get(AuthenticateHook);
   const rateLimits = app.get(RateLimitHook);
-  fastify.addHook('onRequest', (request) => authenticate.handle(request));
+  fastify.addHook('onRequest', (request, reply) => authenticate.handle(request, reply));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));

@@ -6,13 +6,15 @@ import { APP_GUARD } from '@nestjs/core';
 
 import { AuthBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { AccessTokenStrategy, GATEWAY_VERIFIER } from './access-token.strategy';
 import { AuthGuard } from './auth.guard';
-import { AuthenticateHook, GATEWAY_VERIFIER } from './authenticate.hook';
+import { AuthenticateHook } from './authenticate.hook';
 
 /**
  * Access tokens are verified locally against the auth service's keys, fetched over gRPC and cached:
- * once per request by the authenticate hook; the guard then decides per route. Every verification
- * also checks the revocations in memory (RevocationModule, imported by the GatewayModule).
+ * once per request by the authenticate hook through the passport strategy; the guard then decides
+ * per route. Every verification also checks the revocations in memory (RevocationModule, imported by
+ * the GatewayModule).
  */
 @Global()
 @Module({
@@ -28,6 +30,7 @@ import { AuthenticateHook, GATEWAY_VERIFIER } from './authenticate.hook';
           revocations,
         }),
     },
+    AccessTokenStrategy,
     AuthenticateHook,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],

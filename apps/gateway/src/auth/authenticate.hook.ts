@@ -1,11 +1,11 @@
-import { AccessTokenVerifier, bearerToken } from '@acct/access-token';
+import { Caller } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
-import { Inject, Injectable } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import passport from 'passport';
 
+import { AccessTokenStrategy } from './access-token.strategy';
 import { Authentication, REALM } from './authenticated-request';
-
-export const GATEWAY_VERIFIER = Symbol('GATEWAY_VERIFIER');
 
 /** The 401 of a protected route called without any Authorization header (RFC 6750 §3.1: no error code). */
 export const missingToken = () =>
@@ -14,33 +14,35 @@ export const missingToken = () =>
   });
 
 /**
- * Runs first for every request (Fastify onRequest): verifies the bearer token once and leaves the
- * outcome on the request: `caller` for a valid one, `authFailure` for any other, nothing without one. It refuses nothing itself:
- * the rate limiter reads the caller (per-token buckets, the org's tiers) and the AuthGuard turns a
- * missing caller into the 401 on protected routes; public routes ignore both.
+ * Runs first for every request (Fastify onRequest): authenticates the bearer token once with the
+ * passport strategy (`AccessTokenStrategy`) and leaves the outcome on the request: `caller` for a
+ * valid token, `authFailure` for any other, nothing without one. It refuses nothing itself: the rate
+ * limiter reads the caller (per-token buckets, the org's tiers) and the AuthGuard turns a missing
+ * caller into the 401 on protected routes; public routes ignore both.
  */
 @Injectable()
 export class AuthenticateHook {
-  constructor(@Inject(GATEWAY_VERIFIER) private readonly verifier: AccessTokenVerifier) {}
+  // Nest builds the strategy for the hook, which registers it with passport under its name.
+  constructor(private readonly strategy: AccessTokenStrategy) {}
 
-  async handle(request: FastifyRequest): Promise<void> {
-    const authentication = request as FastifyRequest & Authentication;
-    const header = request.headers.authorization;
-    if (!header) return; // no token: the guard answers with missingToken() on protected routes
-    const token = bearerToken(header);
-    if (!token) {
-      authentication.authFailure = new DomainError(
-        'unauthenticated',
-        'The Authorization header is not a bearer token.',
-        { headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` } },
-      );
-      return;
-    }
-    try {
-      authentication.caller = await this.verifier.verify(token);
-      authentication.accessToken = token;
-    } catch (error) {
-      authentication.authFailure = error as Error;
-    }
+  handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const outcome = request as FastifyRequest & Authentication;
+    return new Promise((resolve) => {
+      const done = (error: unknown, caller?: Caller | false, info?: unknown) => {
+        if (caller) {
+          outcome.caller = caller;
+          outcome.accessToken = (info as { accessToken: string }).accessToken;
+        } else if (error ?? info) {
+          outcome.authFailure = (error ?? info) as Error;
+        }
+        resolve();
+      };
+      const authenticate = passport.authenticate(this.strategy.name!, { session: false }, done) as (
+        request: FastifyRequest,
+        reply: FastifyReply,
+        next: () => void,
+      ) => void;
+      authenticate(request, reply, resolve);
+    });
   }
 }
