@@ -12,7 +12,7 @@ export const WINDOW_SECONDS = 15 * 60;
 export const LOCK_SECONDS = 15 * 60;
 
 /**
- * Lockout per (normalised username, client IP), kept in the auth database. Every attempt first takes
+ * Lockout per (normalised username, client IP; an IPv6 client by its /64), kept in the auth database. Every attempt first takes
  * a slot with one atomic upsert (concurrent attempts on one pair queue on its row), so however many
  * arrive at once, at most five passwords are ever checked before the pair locks; the sixth attempt,
  * and every attempt while locked, is refused with 429 `login_locked` without a password check, correct

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { IdentityClient, VerifiedUser } from '../identity/identity.client';
 import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
 import { LockoutPolicy } from '../lockout/lockout.policy';
-import { LoginSource } from '../lockout/login-source';
+import { clientKeyOf, LoginSource } from '../lockout/login-source';
 import { MfaPolicy } from '../mfa/mfa.policy';
 import { OAuthErrors } from '../oauth/oauth-errors';
 
@@ -17,7 +17,7 @@ export interface LoginAttempt extends LoginSource {
 /** The attempt of a request (its who-asks fields and code) for its normalised username. */
 export const attemptOf = (request: Omit<LoginAttempt, 'username'>, username: string): LoginAttempt => ({
   username,
-  clientIp: request.clientIp,
+  clientIp: clientKeyOf(request.clientIp),
   deviceId: request.deviceId,
   mfaCode: request.mfaCode,
 });

@@ -4,6 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Authentication } from '../auth/authenticated-request';
+import { clientAddressKey } from '../http/client-address';
 import { sendProblem } from '../http/problem';
 import { ApiUsageCounter } from './api-usage';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
@@ -33,7 +34,7 @@ export class RateLimitHook {
     const tier = tiers.find((candidate) => candidate.group === group) ??
       STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group };
     // A per-token group without a valid token is counted per IP (contract §2).
-    const key = tier.scope === 'per-token' && caller ? `token:${caller.tokenId}` : `ip:${request.ip}`;
+    const key = tier.scope === 'per-token' && caller ? `token:${caller.tokenId}` : `ip:${clientAddressKey(request)}`;
     const decision = await this.limiter.take(tier, key);
     setRateLimitHeaders(reply, tier.group, decision);
     if (caller) this.usage.count(caller.orgId);

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
 import { AuthBackend } from '../backends/backends.module';
+import { clientAddress } from '../http/client-address';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 import { jsonWebKeySet, tokenSet } from '../openapi/resource-schemas';
 import { tokenRequest } from '../openapi/token-request.schema';
@@ -75,7 +76,7 @@ export class TokenController {
       code: parameters.code,
       redirectUri: parameters.redirect_uri,
       codeVerifier: parameters.code_verifier,
-      clientIp: request.ip,
+      clientIp: clientAddress(request),
       deviceId: headerValue(request.headers['x-device-id']).slice(0, 200),
       userAgent: headerValue(request.headers['user-agent']).slice(0, 400),
     });
