@@ -1,7 +1,7 @@
 import { METRICS_REGISTRY } from '@acct/observability';
 import { RevocationModule } from '@acct/revocation';
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { Registry } from 'prom-client';
 
 import { ActivationPageController } from './activation/activation-page.controller';
@@ -11,7 +11,6 @@ import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { HealthController } from './health/health.controller';
 import { HealthReporter } from './health/health-reporter';
 import { ProblemFilter } from './http/problem.filter';
-import { HttpRequestContextInterceptor } from './http/request-context.interceptor';
 import { RouteTable } from './http/route-table';
 import { MfaController } from './mfa/mfa.controller';
 import { QuotaController } from './quotas/quota.controller';
@@ -47,7 +46,6 @@ export class GatewayModule {
         { provide: RouteTable, useValue: routes },
         { provide: METRICS_REGISTRY, useValue: registry },
         { provide: APP_FILTER, useClass: ProblemFilter },
-        { provide: APP_INTERCEPTOR, useClass: HttpRequestContextInterceptor },
       ],
       exports: [GATEWAY_CONFIG, METRICS_REGISTRY],
     };

@@ -21,6 +21,7 @@ import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { HealthReporter } from './health/health-reporter';
 import { clientError, frameworkError } from './http/framework-errors';
+import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
 import { buildOpenApiDocument } from './openapi/openapi-document';
@@ -57,6 +58,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     clientErrorHandler: clientError,
   });
   const fastify = adapter.getInstance();
+  // First: every later hook, the controllers and the error filter log with the request's id.
+  runRequestsInContext(fastify);
   instrumentHttp(fastify, registry);
   const accessLog = config.ACCESS_LOG ? asyncStdout() : undefined;
   if (accessLog) logAccess(fastify, createLogger('gateway', 'info', accessLog));
