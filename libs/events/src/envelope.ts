@@ -5,7 +5,7 @@ import { z } from 'zod';
  * Every event on the bus: a versioned envelope (docs/events.md). `id` is unique per event and is sent
  * as `Nats-Msg-Id`, so JetStream drops a republished duplicate and consumers can deduplicate.
  */
-export const envelope = <Data extends z.ZodType>(type: string, data: Data) =>
+export const envelope = <Type extends string, Data extends z.ZodType>(type: Type, data: Data) =>
   z.object({
     id: z.uuid(),
     type: z.literal(type),
@@ -16,10 +16,10 @@ export const envelope = <Data extends z.ZodType>(type: string, data: Data) =>
     data,
   });
 
-export const USAGE_REPORTED = 'platform.usage.reported';
-export const USER_CREATED = 'identity.user.created';
-export const USER_ACTIVATED = 'identity.user.activated';
-export const PASSWORD_RESET_REQUESTED = 'identity.user.password_reset_requested';
+export const USAGE_REPORTED = 'platform.usage.reported' as const;
+export const USER_CREATED = 'identity.user.created' as const;
+export const USER_ACTIVATED = 'identity.user.activated' as const;
+export const PASSWORD_RESET_REQUESTED = 'identity.user.password_reset_requested' as const;
 
 /** Quotas other platform services report usage for, by dimension; `used` is the current total (a gauge). */
 export const USAGE_METRICS = {
@@ -60,3 +60,36 @@ export const userCreated = envelope(
   }),
 );
 export type UserCreated = z.output<typeof userCreated>;
+
+/** A `pending` user set a password and is `active` now (exactly once per user). */
+export const userActivated = envelope(USER_ACTIVATED, z.object({ user_id: z.uuid(), org_id: z.string().min(1) }));
+export type UserActivated = z.output<typeof userActivated>;
+
+/** An admin asked for a password-reset e-mail: who, and the one-time token for the link. */
+export const passwordResetRequested = envelope(
+  PASSWORD_RESET_REQUESTED,
+  z.object({
+    user_id: z.uuid(),
+    org_id: z.string().min(1),
+    email: z.string(),
+    display_name: z.string(),
+    locale: z.string(),
+    token: z.string(),
+    expires_at: z.string(),
+  }),
+);
+export type PasswordResetRequested = z.output<typeof passwordResetRequested>;
+
+/** Every event on the bus by its type (its subject): one schema each, shared by producers and consumers. */
+export const EVENT_SCHEMAS = {
+  [USAGE_REPORTED]: usageReported,
+  [USER_CREATED]: userCreated,
+  [USER_ACTIVATED]: userActivated,
+  [PASSWORD_RESET_REQUESTED]: passwordResetRequested,
+} as const;
+
+export type EventType = keyof typeof EVENT_SCHEMAS;
+/** The `data` of an event of `type`, as its producer writes it. */
+export type EventData<Type extends EventType> = z.input<(typeof EVENT_SCHEMAS)[Type]>['data'];
+/** An event of `type` as consumers read it. */
+export type EventOf<Type extends EventType> = z.output<(typeof EVENT_SCHEMAS)[Type]>;

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 import { Injectable } from '@nestjs/common';
 
+import { PrismaService } from '../prisma/prisma.service';
 import { Db } from '../prisma/transactions';
 
 /** Contract §3: a one-time credential of scope password:set, valid 24 hours. */
@@ -14,12 +15,22 @@ export interface IssuedToken {
   expiresAt: Date;
 }
 
+/** A stored token, found by its hash. */
+export interface StoredPasswordSetToken {
+  id: string;
+  userId: string;
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
 /**
  * One-time password:set tokens (activation and reset). The token is 256 random bits; only its SHA-256
  * is stored (a fast hash is right for a high-entropy secret, and lookups stay constant-time by index).
  */
 @Injectable()
 export class PasswordSetTokensRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
   async issue(db: Db, userId: string, now: Date): Promise<IssuedToken> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + PASSWORD_SET_TTL_MS);
@@ -27,5 +38,19 @@ export class PasswordSetTokensRepository {
       data: { id: randomUUID(), userId, tokenHash: hashToken(token), expiresAt, createdAt: now },
     });
     return { token, expiresAt };
+  }
+
+  async findByToken(token: string, db: Db = this.prisma): Promise<StoredPasswordSetToken | undefined> {
+    const found = await db.passwordSetToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    return found ? { id: found.id, userId: found.userId, expiresAt: found.expiresAt, usedAt: found.usedAt } : undefined;
+  }
+
+  /** Uses the token up, once: false when it was used or expired meanwhile (a concurrent use won). */
+  async consume(db: Db, id: string, now: Date): Promise<boolean> {
+    const consumed = await db.passwordSetToken.updateMany({
+      where: { id, usedAt: null, expiresAt: { gt: now } },
+      data: { usedAt: now },
+    });
+    return consumed.count === 1;
   }
 }

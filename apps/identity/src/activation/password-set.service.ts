@@ -8,13 +8,13 @@ import { Injectable } from '@nestjs/common';
 
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxRepository } from '../outbox/outbox.repository';
+import { CredentialsRepository } from '../passwords/credentials.repository';
 import { PasswordHasher } from '../passwords/password-hasher';
 import { passwordProblem } from '../passwords/password-policy';
-import { PrismaService } from '../prisma/prisma.service';
 import { Transactions } from '../prisma/transactions';
 import { toUserMessage } from '../users/user';
-import { toRecord, UsersRepository } from '../users/users.repository';
-import { hashToken, PasswordSetTokensRepository } from './password-set-tokens.repository';
+import { UsersRepository } from '../users/users.repository';
+import { PasswordSetTokensRepository } from './password-set-tokens.repository';
 
 const invalidToken = () =>
   new DomainError('unauthenticated', 'The link is invalid, expired or already used.', {
@@ -29,10 +29,10 @@ const invalidToken = () =>
 @Injectable()
 export class PasswordSetService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly transactions: Transactions,
     private readonly tokens: PasswordSetTokensRepository,
     private readonly users: UsersRepository,
+    private readonly credentials: CredentialsRepository,
     private readonly hasher: PasswordHasher,
     private readonly outbox: OutboxRepository,
     private readonly relay: OutboxRelay,
@@ -43,24 +43,14 @@ export class PasswordSetService {
     const problem = passwordProblem(password);
     if (problem) throw validationFailed([{ field: 'password', message: problem }]);
     const now = this.clock.date();
-    const found = await this.prisma.passwordSetToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    const found = await this.tokens.findByToken(token);
     if (!found || found.usedAt || found.expiresAt <= now) throw invalidToken();
     const passwordHash = await this.hasher.hash(password);
     const user = await this.transactions.run(async (db) => {
-      const consumed = await db.passwordSetToken.updateMany({
-        where: { id: found.id, usedAt: null, expiresAt: { gt: now } },
-        data: { usedAt: now },
-      });
-      if (consumed.count !== 1) throw invalidToken();
-      const activated = await db.user.updateMany({
-        where: { id: found.userId, status: 'pending' },
-        data: { status: 'active', activatedAt: now, passwordHash },
-      });
-      const row = await db.user.update({ where: { id: found.userId }, data: { passwordHash } });
-      if (activated.count === 1) {
-        await this.outbox.append(db, USER_ACTIVATED, { user_id: row.id, org_id: row.orgId }, now);
-      }
-      return toRecord(row);
+      if (!(await this.tokens.consume(db, found.id, now))) throw invalidToken();
+      const { user, activated } = await this.credentials.setPassword(db, found.userId, passwordHash, now);
+      if (activated) await this.outbox.append(db, USER_ACTIVATED, { user_id: user.id, org_id: user.orgId }, now);
+      return user;
     });
     this.relay.nudge();
     return toUserMessage(user);

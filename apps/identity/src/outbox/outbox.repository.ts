@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { EventData, EventType } from '@acct/events';
 import { currentRequestId } from '@acct/observability';
 import { Injectable } from '@nestjs/common';
 
@@ -17,8 +18,11 @@ export interface OutboxRow {
 export class OutboxRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Writes an event in the caller's transaction: it exists exactly when the change it describes does. */
-  async append(db: Db, type: string, data: Prisma.InputJsonObject, occurredAt: Date): Promise<string> {
+  /**
+   * Writes an event in the caller's transaction: it exists exactly when the change it describes does.
+   * `data` is typed by the event's schema in @acct/events (the one its consumers parse).
+   */
+  async append<Type extends EventType>(db: Db, type: Type, data: EventData<Type>, occurredAt: Date): Promise<string> {
     const id = randomUUID();
     // The request id travels with the event, so the consumers' log lines about it carry it too.
     const requestId = currentRequestId();

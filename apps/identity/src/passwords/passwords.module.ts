@@ -11,6 +11,6 @@ import { VerifyPasswordService } from './verify-password.service';
   imports: [PrismaModule],
   controllers: [PasswordsGrpcController],
   providers: [PasswordHasher, CredentialsRepository, VerifyPasswordService],
-  exports: [PasswordHasher],
+  exports: [PasswordHasher, CredentialsRepository],
 })
 export class PasswordsModule {}

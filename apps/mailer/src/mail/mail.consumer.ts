@@ -1,12 +1,19 @@
 import { Clock } from '@acct/clock';
-import { DurableConsumer, Outcome, PASSWORD_RESET_REQUESTED, STREAMS, USER_CREATED, userCreated } from '@acct/events';
+import {
+  DurableConsumer,
+  Outcome,
+  PASSWORD_RESET_REQUESTED,
+  passwordResetRequested,
+  STREAMS,
+  USER_CREATED,
+  userCreated,
+} from '@acct/events';
 import { METRICS_REGISTRY } from '@acct/observability';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { JsMsg } from 'nats';
 import type { Logger as PinoLogger } from 'pino';
 import { Counter, Registry } from 'prom-client';
-import { z } from 'zod';
 
 import { MAILER_CONFIG, MAILER_LOGGER, MailerConfig } from '../config';
 import { classifyFailure, FailureVerdict, retryDelayMs, RetryPolicy, tooOldToRetry } from './delivery-policy';
@@ -14,22 +21,6 @@ import { MailSender } from './mail-sender';
 import { MessageArchive, UndeliverableRecord } from './message-archive';
 import { renderWithArchivedCopy } from './redaction';
 import { MailKind } from './templates';
-
-/** `identity.user.password_reset_requested` (v1): who, and the one-time token for the link. */
-const passwordResetRequested = z.object({
-  id: z.uuid(),
-  type: z.literal(PASSWORD_RESET_REQUESTED),
-  version: z.literal(1),
-  occurred_at: z.string(),
-  data: z.object({
-    user_id: z.string(),
-    email: z.string(),
-    display_name: z.string(),
-    locale: z.string(),
-    token: z.string(),
-    expires_at: z.string(),
-  }),
-});
 
 /** What the mailer knows of an event besides its mail: its ids (for every log line) and its age. */
 interface EventLabels {
