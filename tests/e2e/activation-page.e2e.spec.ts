@@ -14,7 +14,9 @@ interface Bootstrap {
 
 /**
  * Issue 5: the activation page behind the e-mail link, in a real headless Chromium: the page's own
- * password checks, success, a used link, and what it tells assistive technology.
+ * password checks, success, a used link, and what it tells assistive technology. Issue 13 item 10: the
+ * page speaks the mail's language (the link's `lang`, else Accept-Language) and says at once that a
+ * dead link is dead.
  */
 describe('activation page in Chromium', () => {
   let stack: TestStack;
@@ -38,11 +40,11 @@ describe('activation page in Chromium', () => {
     });
 
   /** A new user through the API; answers its id and the link from its real activation e-mail. */
-  async function userWithLink(label: string): Promise<{ id: string; address: string; link: string }> {
+  async function userWithLink(label: string, locale = 'en-GB'): Promise<{ id: string; address: string; link: string }> {
     const address = email(label);
     const created = await request<{ id: string }>(stack.url('/v2/users'), {
       token,
-      body: { email: address, display_name: label, profile: { locale: 'en-GB' } },
+      body: { email: address, display_name: label, profile: { locale } },
     });
     expect(created.status).toBe(201);
     const [mail] = await waitFor('the activation e-mail', () =>
@@ -65,10 +67,13 @@ describe('activation page in Chromium', () => {
     return page;
   }
 
-  async function submit(page: Page, password: string, confirmation = password): Promise<void> {
-    await page.getByLabel('New password').fill(password);
-    await page.getByLabel('Repeat the password').fill(confirmation);
-    await page.getByRole('button', { name: 'Set password' }).click();
+  const ENGLISH = { password: 'New password', confirmation: 'Repeat the password', submit: 'Set password' };
+  const CHINESE = { password: '新密码', confirmation: '再次输入密码', submit: '设置密码' };
+
+  async function submit(page: Page, password: string, confirmation = password, words = ENGLISH): Promise<void> {
+    await page.getByLabel(words.password).fill(password);
+    await page.getByLabel(words.confirmation).fill(confirmation);
+    await page.getByRole('button', { name: words.submit }).click();
   }
 
   /** Waits for the region to show `text` (the answer may need a round trip), then asserts it. */
@@ -143,6 +148,7 @@ describe('activation page in Chromium', () => {
   it('ties every input to its label and has an alert region for errors and a status region for progress', async () => {
     const { link } = await userWithLink('labels');
     const page = await open(link);
+    await page.locator('#form').waitFor({ state: 'visible' });
     // Each input's accessible name comes from its <label for>, its description from its hint.
     expect(await page.locator('input').count()).toBe(2);
     for (const [label, id] of [
@@ -195,7 +201,7 @@ describe('activation page in Chromium', () => {
     expect((await login(address, password)).body.access_token).toEqual(expect.any(String));
   });
 
-  it('says the link is invalid or used when the same link is opened and submitted again', async () => {
+  it('says at once, before any password is typed, that a used link is dead', async () => {
     const { id, address, link } = await userWithLink('twice');
     const first = await open(link);
     await submit(first, 'first-pass-1');
@@ -206,11 +212,58 @@ describe('activation page in Chromium', () => {
     expect(await userStatus(id)).toBe('active');
 
     const again = await open(link);
-    await submit(again, 'second-pass-2');
     await expectText(again.getByRole('alert'), 'This link is invalid, expired or already used. Ask for a new one.');
-    expect(await again.locator('#form').isVisible()).toBe(true);
-    expect((await login(address, 'second-pass-2')).body.code).toBe('invalid_grant');
+    expect(await again.locator('#form').isHidden()).toBe(true);
     expect((await login(address, 'first-pass-1')).body.access_token).toEqual(expect.any(String));
+  });
+
+  it('says at once that an unknown link is dead, in the language of the link', async () => {
+    const dead = stack.url(`/activate?token=${'A'.repeat(43)}&lang=zh-CN`);
+    const page = await open(dead);
+    await expectText(page.getByRole('alert'), '此链接无效、已过期或已被使用。请申请新的链接。');
+    expect(await page.locator('#form').isHidden()).toBe(true);
+    expect(await attribute(page, 'html', 'lang')).toBe('zh-CN');
+  });
+
+  it('checking a link uses nothing: a page opened twice still sets the password once', async () => {
+    const { id, link } = await userWithLink('checked');
+    await (await open(link)).close();
+    const page = await open(link);
+    await submit(page, 'checked-pass-1');
+    await expectText(page.getByRole('status'), 'Your password is set and your account is active. You can now sign in.');
+    expect(await userStatus(id)).toBe('active');
+  });
+
+  it('speaks the language of a zh-CN mail, and activates in it', async () => {
+    const { id, address, link } = await userWithLink('li', 'zh-CN');
+    expect(new URL(link).searchParams.get('lang')).toBe('zh-CN');
+    const page = await open(link);
+    expect(await attribute(page, 'html', 'lang')).toBe('zh-CN');
+    expect(await page.title()).toBe('设置密码');
+    expect(await page.locator('#password-hint').textContent()).toBe('8 到 128 个字符。');
+
+    await submit(page, 'short', 'short', CHINESE);
+    await expectText(page.getByRole('alert'), '密码长度必须为 8 到 128 个字符。');
+    await submit(page, 'zh-pass-word-1', 'zh-pass-word-2', CHINESE);
+    await expectText(page.getByRole('alert'), '两次输入的密码不一致。');
+    await submit(page, 'zh-pass-word-1', 'zh-pass-word-1', CHINESE);
+    await expectText(page.getByRole('status'), '密码已设置，账户已激活。现在可以登录了。');
+    expect(await userStatus(id)).toBe('active');
+    expect((await login(address, 'zh-pass-word-1')).body.access_token).toEqual(expect.any(String));
+  });
+
+  it("follows the browser's Accept-Language when the link names no language, and the link's lang over it", async () => {
+    const { link } = await userWithLink('browser');
+    const withoutLang = new URL(link);
+    withoutLang.searchParams.delete('lang');
+    await context.close();
+    context = await browser.newContext({ locale: 'zh-CN' });
+    const chinese = await open(withoutLang.toString());
+    expect(await attribute(chinese, 'html', 'lang')).toBe('zh-CN');
+    expect(await chinese.getByLabel('新密码').count()).toBe(1);
+    const english = await open(link);
+    expect(await attribute(english, 'html', 'lang')).toBe('en');
+    expect(await english.getByLabel('New password').count()).toBe(1);
   });
 
   it('says the link has no token and hides the form when opened without one', async () => {

@@ -9,7 +9,7 @@ import { PasswordSetService } from './password-set.service';
 @Controller()
 export class PasswordSetGrpcController implements Pick<
   identityV1.IdentityServiceController,
-  'setPassword' | 'requestPasswordReset'
+  'setPassword' | 'checkPasswordSetToken' | 'requestPasswordReset'
 > {
   constructor(private readonly passwordSet: PasswordSetService) {}
 
@@ -18,6 +18,16 @@ export class PasswordSetGrpcController implements Pick<
   @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'setPassword')
   async setPassword(request: identityV1.SetPasswordRequest): Promise<identityV1.SetPasswordResponse> {
     return { user: await this.passwordSet.setPassword(request.token, request.password) };
+  }
+
+  /** Public: the token is the credential; nothing is consumed. */
+  @PublicRpc()
+  @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'checkPasswordSetToken')
+  async checkPasswordSetToken(
+    request: identityV1.CheckPasswordSetTokenRequest,
+  ): Promise<identityV1.CheckPasswordSetTokenResponse> {
+    await this.passwordSet.checkToken(request.token);
+    return {};
   }
 
   @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'requestPasswordReset')

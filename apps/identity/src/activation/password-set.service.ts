@@ -39,6 +39,12 @@ export class PasswordSetService {
     private readonly clock: Clock,
   ) {}
 
+  /** Rejects (as setPassword would) unless the token is known, unused and unexpired; consumes nothing. */
+  async checkToken(token: string): Promise<void> {
+    const found = await this.prisma.passwordSetToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    if (!found || found.usedAt || found.expiresAt <= this.clock.date()) throw invalidToken();
+  }
+
   async setPassword(token: string, password: string): Promise<identityV1.User> {
     const problem = passwordProblem(password);
     if (problem) throw validationFailed([{ field: 'password', message: problem }]);

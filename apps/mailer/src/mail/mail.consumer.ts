@@ -20,7 +20,7 @@ import { classifyFailure, FailureVerdict, retryDelayMs, RetryPolicy, tooOldToRet
 import { MailSender } from './mail-sender';
 import { MessageArchive, UndeliverableRecord } from './message-archive';
 import { renderWithArchivedCopy } from './redaction';
-import { MailKind } from './templates';
+import { MailKind, wordingFor } from './templates';
 
 /** What the mailer knows of an event besides its mail: its ids (for every log line) and its age. */
 interface EventLabels {
@@ -171,7 +171,7 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
         job.locale,
         job.displayName,
         job.token,
-        (token) => this.linkFor(token),
+        (token) => this.linkFor(token, job.locale),
       );
       archived = await this.sender.send({ to: job.to, messageId: `<${job.eventId}@account-platform>`, ...mail }, copy);
     } catch (error) {
@@ -188,9 +188,13 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     return 'ack';
   }
 
-  /** The link of the mail (the archived copy gets it with the token redacted). */
-  private linkFor(token: string): string {
-    return `${this.config.PUBLIC_URL.replace(/\/$/, '')}/activate?token=${encodeURIComponent(token)}`;
+  /**
+   * The link of the mail (the archived copy gets it with the token redacted), with the mail's language
+   * so the page speaks it too.
+   */
+  private linkFor(token: string, locale: string): string {
+    const lang = encodeURIComponent(wordingFor(locale).locale);
+    return `${this.config.PUBLIC_URL.replace(/\/$/, '')}/activate?token=${encodeURIComponent(token)}&lang=${lang}`;
   }
 
   /** A failed attempt: given up when refused for good or too old, else retried after a back-off. */

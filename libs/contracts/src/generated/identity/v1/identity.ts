@@ -86,6 +86,13 @@ export interface SetPasswordResponse {
   user: User | undefined;
 }
 
+export interface CheckPasswordSetTokenRequest {
+  token: string;
+}
+
+export interface CheckPasswordSetTokenResponse {
+}
+
 export interface RequestPasswordResetRequest {
   userId: string;
   sendEmail: boolean;
@@ -123,6 +130,17 @@ export interface IdentityServiceClient {
    */
 
   setPassword(request: SetPasswordRequest, metadata?: Metadata): Observable<SetPasswordResponse>;
+
+  /**
+   * Whether a one-time password:set token can still be used, without using it (the activation page
+   * says at once that a link is dead). Needs no caller; a used, expired or unknown token is
+   * UNAUTHENTICATED, as in SetPassword. Says nothing about the token's user.
+   */
+
+  checkPasswordSetToken(
+    request: CheckPasswordSetTokenRequest,
+    metadata?: Metadata,
+  ): Observable<CheckPasswordSetTokenResponse>;
 
   /**
    * Issues a one-time password:set token for a user of the caller's org (scope users:write):
@@ -175,6 +193,17 @@ export interface IdentityServiceController {
   ): Promise<SetPasswordResponse> | Observable<SetPasswordResponse> | SetPasswordResponse;
 
   /**
+   * Whether a one-time password:set token can still be used, without using it (the activation page
+   * says at once that a link is dead). Needs no caller; a used, expired or unknown token is
+   * UNAUTHENTICATED, as in SetPassword. Says nothing about the token's user.
+   */
+
+  checkPasswordSetToken(
+    request: CheckPasswordSetTokenRequest,
+    metadata?: Metadata,
+  ): Promise<CheckPasswordSetTokenResponse> | Observable<CheckPasswordSetTokenResponse> | CheckPasswordSetTokenResponse;
+
+  /**
    * Issues a one-time password:set token for a user of the caller's org (scope users:write):
    * mailed with send_email, else answered.
    */
@@ -187,7 +216,14 @@ export interface IdentityServiceController {
 
 export function IdentityServiceControllerMethods() {
   return function (constructor: Function) {
-    const grpcMethods: string[] = ["createUser", "getUser", "verifyPassword", "setPassword", "requestPasswordReset"];
+    const grpcMethods: string[] = [
+      "createUser",
+      "getUser",
+      "verifyPassword",
+      "setPassword",
+      "checkPasswordSetToken",
+      "requestPasswordReset",
+    ];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);
       GrpcMethod("IdentityService", method)(constructor.prototype[method], method, descriptor);
