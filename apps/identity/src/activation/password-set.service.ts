@@ -41,7 +41,7 @@ export class PasswordSetService {
 
   /** Rejects (as setPassword would) unless the token is known, unused and unexpired; consumes nothing. */
   async checkToken(token: string): Promise<void> {
-    const found = await this.prisma.passwordSetToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    const found = await this.tokens.findByToken(token);
     if (!found || found.usedAt || found.expiresAt <= this.clock.date()) throw invalidToken();
   }
 
