@@ -12,6 +12,7 @@ import { KeysModule } from './keys/keys.module';
 import { SigningKeyReadiness, SigningKeyService } from './keys/signing-key.service';
 import { MfaModule } from './mfa/mfa.module';
 import { AuthDatabaseReadiness, PrismaModule } from './prisma/prisma.service';
+import { TokenRevocationModule } from './revocation/token-revocation.module';
 import { TokensModule } from './tokens/tokens.module';
 
 @Module({})
@@ -42,6 +43,7 @@ export class AppModule {
         }),
         KeysModule,
         TokensModule,
+        TokenRevocationModule,
         AuthorizationModule,
         MfaModule,
         AuditModule,

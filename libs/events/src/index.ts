@@ -1,3 +1,4 @@
+export * from './account-events';
 export * from './durable-consumer';
 export * from './envelope';
 export * from './publisher';

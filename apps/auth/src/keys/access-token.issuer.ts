@@ -19,6 +19,11 @@ export interface AccessTokenSubject {
   roles: readonly string[];
   /** The token's id when the caller must know it in advance (an authorization code records it); else random. */
   jti?: string;
+  /**
+   * The refresh family the token is issued from, as the `sid` claim (OpenID's session id): revoking
+   * the family revokes the token. None for client_credentials.
+   */
+  sessionId?: string;
 }
 
 export interface IssuedAccessToken {
@@ -50,6 +55,7 @@ export class AccessTokenIssuer {
       client_id: subject.clientId,
       roles: [...subject.roles],
       kind: subject.kind,
+      ...(subject.sessionId ? { sid: subject.sessionId } : {}),
     };
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid })

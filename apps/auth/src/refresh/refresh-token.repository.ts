@@ -74,6 +74,35 @@ export class RefreshTokenRepository {
     return row?.familyId;
   }
 
+  /** A token by its hash, read without a lock (revocation, introspection). */
+  async findByHash(tokenHash: string): Promise<StoredRefreshToken | undefined> {
+    const row = await this.prisma.refreshToken.findUnique({ where: { tokenHash } });
+    return row ? toStored(row) : undefined;
+  }
+
+  /**
+   * The families of a user in `orgId` begun before `before` that still hold a token neither revoked
+   * nor expired (a family's first token is its oldest: `parentId` null).
+   */
+  async liveFamiliesOf(orgId: string, userId: string, now: Date, before: Date): Promise<string[]> {
+    const begun = await this.prisma.refreshToken.findMany({
+      where: { orgId, userId, parentId: null, createdAt: { lt: before } },
+      select: { familyId: true },
+    });
+    const rows = await this.prisma.refreshToken.findMany({
+      where: {
+        orgId,
+        userId,
+        revokedAt: null,
+        expiresAt: { gt: now },
+        familyId: { in: begun.map((row) => row.familyId) },
+      },
+      select: { familyId: true },
+      distinct: ['familyId'],
+    });
+    return rows.map((row) => row.familyId);
+  }
+
   /** The first token of a new family (a login); nobody else can know the family yet. */
   async insertFirst(token: NewRefreshToken): Promise<void> {
     await this.prisma.refreshToken.create({ data: toRow(token) });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { Clock } from '@acct/clock';
+import { Revocations } from '@acct/revocation';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
@@ -30,18 +31,21 @@ export interface RotateRequest {
 export interface Rotated {
   /** The new refresh token (same family). */
   refreshToken: string;
+  /** The family: the new access token's `sid`, so revoking the family revokes it too. */
+  familyId: string;
   grant: RefreshGrant;
   /** The scopes for the new access token: the grant's, or the requested subset of them. */
   scopes: string[];
 }
 
-type Attempt = { outcome: 'refused' } | { outcome: 'reused' } | ({ outcome: 'rotated' } & Rotated);
+type Attempt = { outcome: 'refused' } | { outcome: 'reused' } | ({ outcome: 'rotated' } & Omit<Rotated, 'familyId'>);
 
 /**
  * Refresh tokens (interface §5, contract §4): single use with rotation. Every use returns a new token
  * of the same family; the used one keeps working for REFRESH_GRACE_SECONDS after its first use
  * (concurrent tabs, retries); used after that, it is refused and its whole family revoked (RFC 9700
- * reuse detection), so whoever holds the newest token must log in again.
+ * reuse detection), so whoever holds the newest token must log in again. Revoking a family also
+ * revokes the access tokens issued from it (their `sid`), through the one revocation mechanism.
  */
 @Injectable()
 export class RefreshTokenService {
@@ -50,6 +54,7 @@ export class RefreshTokenService {
   constructor(
     private readonly tokens: RefreshTokenRepository,
     private readonly clock: Clock,
+    private readonly revocations: Revocations,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
@@ -84,12 +89,18 @@ export class RefreshTokenService {
 
     switch (attempt.outcome) {
       case 'rotated':
-        return { refreshToken: attempt.refreshToken, grant: attempt.grant, scopes: attempt.scopes };
+        return { refreshToken: attempt.refreshToken, familyId, grant: attempt.grant, scopes: attempt.scopes };
       case 'reused': {
-        const revoked = await this.revokeFamily(familyId);
+        const revoked = await this.revokeInDatabase(familyId);
         this.logger.warn(
           `refresh token reused after its grace window; revoked ${revoked} tokens of family ${familyId}`,
         );
+        // The refresh tokens are revoked above whatever happens here; the answer stays invalid_grant.
+        await this.revocations
+          .revokeSessions([familyId])
+          .catch((error: Error) =>
+            this.logger.warn(`access tokens of family ${familyId} not revoked: ${error.message}`),
+          );
         throw OAuthErrors.badRefreshToken();
       }
       case 'refused':
@@ -97,8 +108,46 @@ export class RefreshTokenService {
     }
   }
 
-  /** Revokes every token of a family (an authorization code that issued it was used again); how many. */
+  /**
+   * Revokes a family (a session): its refresh tokens in Postgres, then the access tokens issued from
+   * it, everywhere. Answers how many refresh tokens were revoked; throws `service_unavailable` when
+   * the access tokens' revocation could not be stored (the refresh tokens stay revoked: retry).
+   */
   async revokeFamily(familyId: string): Promise<number> {
+    const revoked = await this.revokeInDatabase(familyId);
+    await this.revocations.revokeSessions([familyId]);
+    return revoked;
+  }
+
+  /**
+   * Ends every session of a user of `orgId` begun before `before` (ms): each live family (as
+   * revokeFamily) and every access token issued to the user before then. A later login is left
+   * alone, so replaying an old password change ends nothing new. Answers how many families were live.
+   */
+  async revokeUser(orgId: string, userId: string, before: number): Promise<number> {
+    const now = new Date(this.clock.now());
+    const families = await this.tokens.liveFamiliesOf(orgId, userId, now, new Date(before));
+    for (const familyId of families) await this.revokeInDatabase(familyId);
+    await this.revocations.revokeSessions(families);
+    await this.revocations.revokeSubject(orgId, userId, before);
+    return families.length;
+  }
+
+  /** A refresh token as stored, by its value (no lock): for revocation and introspection. */
+  find(refreshToken: string): Promise<StoredRefreshToken | undefined> {
+    return this.tokens.findByHash(hashRefreshToken(refreshToken));
+  }
+
+  /** Whether a stored token can still be exchanged now (not revoked, not expired, not used up). */
+  isUsable(token: StoredRefreshToken): boolean {
+    const now = this.clock.now();
+    const usedUp =
+      token.firstUsedAt !== null && now - token.firstUsedAt.getTime() > this.config.REFRESH_GRACE_SECONDS * 1000;
+    return this.usable(token, now, undefined) && !usedUp;
+  }
+
+  /** The exclusive lock waits for rotations in flight, so the tokens they create are revoked too. */
+  private revokeInDatabase(familyId: string): Promise<number> {
     return this.tokens.inFamily(familyId, 'exclusive', (family) => family.revokeAll(new Date(this.clock.now())));
   }
 

@@ -148,6 +148,8 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
         client_id: 'account-platform-web',
         roles: ['admin'],
         kind: 'user',
+        // The refresh family: revoking it revokes this token.
+        sid: expect.stringMatching(/^[0-9a-f-]{36}$/),
       });
       expect(claims.exp! - claims.iat!).toBe(7200);
       expect(claims.iat).toBe(Math.floor(harness.clock.now() / 1000));

@@ -42,6 +42,7 @@ export class AuthorizationCodeGrant implements Grant {
       kind: 'user',
       ...grant,
       jti: redemption.accessTokenJti,
+      sessionId: redemption.familyId,
     });
     const refreshToken = client.grantTypes.includes(REFRESH_TOKEN)
       ? await this.refreshTokens.issue(grant, redemption.familyId)

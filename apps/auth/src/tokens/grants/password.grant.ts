@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { scopesOfRoles } from '@acct/access-token';
 import { Inject, Injectable } from '@nestjs/common';
 
@@ -37,8 +39,11 @@ export class PasswordGrant implements Grant {
     const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
     const scopes = grantScopes(request.scope, allowed);
     const grant = { userId: user.id, orgId: user.orgId, clientId: client.id, scopes, roles: user.roles };
-    const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant });
-    return tokenSet(access, await this.refreshTokens.issue(grant));
+    // The family first, so a revocation of the user's sessions that sees no family saw no token of it.
+    const sessionId = randomUUID();
+    const refreshToken = await this.refreshTokens.issue(grant, sessionId);
+    const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant, sessionId });
+    return tokenSet(access, refreshToken);
   }
 
   /**

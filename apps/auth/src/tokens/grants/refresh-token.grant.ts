@@ -31,6 +31,7 @@ export class RefreshTokenGrant implements Grant {
     }
     const {
       refreshToken: next,
+      familyId,
       grant,
       scopes,
     } = await this.refreshTokens.rotate({
@@ -45,6 +46,7 @@ export class RefreshTokenGrant implements Grant {
       clientId: grant.clientId,
       scopes,
       roles: grant.roles,
+      sessionId: familyId,
     });
     return tokenSet(access, next);
   }

@@ -177,6 +177,55 @@ export interface AuthorizeResponse {
   mfaTicket: string;
 }
 
+export interface RevokeTokenRequest {
+  token: string;
+  /** access_token | refresh_token, or empty: a hint only (RFC 7009 §2.1); both kinds are tried. */
+  tokenTypeHint: string;
+  /** The requesting client; empty for an internal caller (authorization metadata instead). */
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface RevokeTokenResponse {
+}
+
+export interface IntrospectTokenRequest {
+  token: string;
+  tokenTypeHint: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** RFC 7662 §2.2; every member but active is empty (0) when active is false. */
+export interface IntrospectTokenResponse {
+  active: boolean;
+  scope: string;
+  clientId: string;
+  /** The user id, or the client id of a client_credentials token. */
+  sub: string;
+  /** Seconds since the epoch. */
+  exp: number;
+  iat: number;
+  iss: string;
+  aud: string;
+  /** Access tokens only. */
+  jti: string;
+  /** Bearer (an access token) or refresh_token. */
+  tokenType: string;
+  orgId: string;
+}
+
+export interface RevokeUserTokensRequest {
+  userId: string;
+  /** Required for an internal caller; an admin's own org otherwise (another org's is refused). */
+  orgId: string;
+}
+
+export interface RevokeUserTokensResponse {
+  /** The refresh families revoked now (sessions that were live). */
+  revokedSessions: number;
+}
+
 export interface AuthServiceClient {
   /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
 
@@ -217,6 +266,33 @@ export interface AuthServiceClient {
    */
 
   authorize(request: AuthorizeRequest, metadata?: Metadata): Observable<AuthorizeResponse>;
+
+  /**
+   * Token revocation (RFC 7009; POST /v2/auth/revoke, contract §6). A refresh token takes its family
+   * and the access tokens issued from it; an access token is revoked by its jti; unknown, malformed,
+   * expired or another client's tokens: OK, nothing happens. The caller is the client of the request
+   * (client_id, plus client_secret for a confidential one; else UNAUTHENTICATED invalid_client) or an
+   * internal caller's own token with internal:revocation. UNAVAILABLE when the revocation could not
+   * be stored (the client retries; never a success that did not happen).
+   */
+
+  revokeToken(request: RevokeTokenRequest, metadata?: Metadata): Observable<RevokeTokenResponse>;
+
+  /**
+   * Token introspection (RFC 7662; POST /v2/auth/introspect): confidential clients (client_id and
+   * client_secret) or an internal caller with internal:revocation. active=false for anything not
+   * currently valid, including a token of another org than the asking client's.
+   */
+
+  introspectToken(request: IntrospectTokenRequest, metadata?: Metadata): Observable<IntrospectTokenResponse>;
+
+  /**
+   * Ends every session of a user: all its refresh families and every access token issued to it
+   * before now, everywhere within 1 s. An internal caller (internal:revocation) names the org; an
+   * admin (users:write) may end the sessions of a user of its own org.
+   */
+
+  revokeUserTokens(request: RevokeUserTokensRequest, metadata?: Metadata): Observable<RevokeUserTokensResponse>;
 }
 
 export interface AuthServiceController {
@@ -280,6 +356,42 @@ export interface AuthServiceController {
     request: AuthorizeRequest,
     metadata?: Metadata,
   ): Promise<AuthorizeResponse> | Observable<AuthorizeResponse> | AuthorizeResponse;
+
+  /**
+   * Token revocation (RFC 7009; POST /v2/auth/revoke, contract §6). A refresh token takes its family
+   * and the access tokens issued from it; an access token is revoked by its jti; unknown, malformed,
+   * expired or another client's tokens: OK, nothing happens. The caller is the client of the request
+   * (client_id, plus client_secret for a confidential one; else UNAUTHENTICATED invalid_client) or an
+   * internal caller's own token with internal:revocation. UNAVAILABLE when the revocation could not
+   * be stored (the client retries; never a success that did not happen).
+   */
+
+  revokeToken(
+    request: RevokeTokenRequest,
+    metadata?: Metadata,
+  ): Promise<RevokeTokenResponse> | Observable<RevokeTokenResponse> | RevokeTokenResponse;
+
+  /**
+   * Token introspection (RFC 7662; POST /v2/auth/introspect): confidential clients (client_id and
+   * client_secret) or an internal caller with internal:revocation. active=false for anything not
+   * currently valid, including a token of another org than the asking client's.
+   */
+
+  introspectToken(
+    request: IntrospectTokenRequest,
+    metadata?: Metadata,
+  ): Promise<IntrospectTokenResponse> | Observable<IntrospectTokenResponse> | IntrospectTokenResponse;
+
+  /**
+   * Ends every session of a user: all its refresh families and every access token issued to it
+   * before now, everywhere within 1 s. An internal caller (internal:revocation) names the org; an
+   * admin (users:write) may end the sessions of a user of its own org.
+   */
+
+  revokeUserTokens(
+    request: RevokeUserTokensRequest,
+    metadata?: Metadata,
+  ): Promise<RevokeUserTokensResponse> | Observable<RevokeUserTokensResponse> | RevokeUserTokensResponse;
 }
 
 export function AuthServiceControllerMethods() {
@@ -292,6 +404,9 @@ export function AuthServiceControllerMethods() {
       "confirmTotp",
       "checkAuthorization",
       "authorize",
+      "revokeToken",
+      "introspectToken",
+      "revokeUserTokens",
     ];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);

@@ -1,0 +1,62 @@
+import { DurableConsumer, isSessionEndingEvent, sessionEndingEvent, STREAMS } from '@acct/events';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { JsMsg } from 'nats';
+
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { RefreshTokenService } from '../refresh/refresh-token.service';
+
+/**
+ * Ends a user's sessions when identity says so (`identity.user.password_changed`, `.disabled`,
+ * `.deleted`; docs/events.md): its refresh families created before the change and every access token
+ * issued to it before then, everywhere within 1 s. A durable consumer: an event that arrives while
+ * auth, Postgres or Redis is away is redelivered until it is done. Redelivery changes nothing, and
+ * only what is older than the change is revoked, so a replayed event never ends a later login.
+ */
+@Injectable()
+export class SessionEndingEventsConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('session-ending-events');
+  private readonly consumer: DurableConsumer;
+
+  constructor(
+    private readonly refreshTokens: RefreshTokenService,
+    @Inject(AUTH_CONFIG) config: AuthConfig,
+  ) {
+    this.consumer = new DurableConsumer({
+      natsUrl: config.NATS_URL,
+      name: 'auth-session-ending',
+      stream: STREAMS.identity,
+      durable: 'auth-session-ending',
+      // One filter (NATS 2.9); the other identity.user events are acknowledged unread.
+      filterSubject: 'identity.user.>',
+      handle: (message) => this.handle(message),
+      logger: this.logger,
+    });
+  }
+
+  onApplicationBootstrap() {
+    this.consumer.start();
+  }
+
+  async onModuleDestroy() {
+    await this.consumer.stop();
+  }
+
+  async handle(message: JsMsg): Promise<'ack' | 'retry' | 'reject'> {
+    if (!isSessionEndingEvent(message.subject)) return 'ack';
+    let json: unknown;
+    try {
+      json = JSON.parse(message.string());
+    } catch {
+      json = undefined;
+    }
+    const parsed = sessionEndingEvent(message.subject).safeParse(json);
+    if (!parsed.success) {
+      this.logger.warn(`rejected ${message.subject} #${message.seq}: ${parsed.error.message}`);
+      return 'reject';
+    }
+    const { user_id, org_id, occurred_at } = parsed.data.data;
+    const families = await this.refreshTokens.revokeUser(org_id, user_id, Date.parse(occurred_at));
+    this.logger.log(`${message.subject}: ended ${families} sessions of user ${user_id}`);
+    return 'ack';
+  }
+}

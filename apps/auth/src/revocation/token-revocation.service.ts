@@ -1,0 +1,80 @@
+import { AccessTokenVerifier, Caller, requireRole, requireScope } from '@acct/access-token';
+import { Clock } from '@acct/clock';
+import { ACCESS_TOKEN_VERIFIER } from '@acct/grpc';
+import { DomainError, validationFailed } from '@acct/problem';
+import { Revocations } from '@acct/revocation';
+import { Inject, Injectable } from '@nestjs/common';
+
+import { OAuthErrors } from '../oauth/oauth-errors';
+import { RefreshTokenService } from '../refresh/refresh-token.service';
+import { INTERNAL_REVOCATION_SCOPE, mayActOn, Requester } from './requester';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Refresh tokens are 256 random bits, base64url: anything else is not one. */
+const REFRESH_TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * RFC 7009 revocation and "end every session of a user". A refresh token takes its family and the
+ * access tokens issued from it; an access token goes by its `jti`; whatever is unknown, malformed,
+ * expired, already revoked or another client's is left alone, and the answer is the same. What is
+ * revoked reaches every process within 1 s (Revocations); when it cannot be stored the call fails
+ * with 503 instead of claiming a success.
+ */
+@Injectable()
+export class TokenRevocationService {
+  constructor(
+    private readonly refreshTokens: RefreshTokenService,
+    private readonly revocations: Revocations,
+    private readonly clock: Clock,
+    @Inject(ACCESS_TOKEN_VERIFIER) private readonly verifier: AccessTokenVerifier,
+  ) {}
+
+  async revoke(token: string, tokenTypeHint: string, requester: Requester): Promise<void> {
+    if (token.length === 0) throw OAuthErrors.invalidRequest('The token parameter is required.');
+    // The hint only decides which kind is tried first (RFC 7009 §2.1).
+    const access = () => this.revokeAccessToken(token, requester);
+    const refresh = () => this.revokeRefreshToken(token, requester);
+    const kinds = tokenTypeHint === 'access_token' ? [access, refresh] : [refresh, access];
+    for (const revokeKind of kinds) if (await revokeKind()) return;
+  }
+
+  /**
+   * Ends every session of a user: an internal caller names the org; an admin (users:write) may end
+   * those of a user of its own org. Answers how many refresh families were live.
+   */
+  async revokeUser(caller: Caller, userId: string, orgId: string): Promise<number> {
+    let org = orgId;
+    if (caller.scopes.has(INTERNAL_REVOCATION_SCOPE)) {
+      if (!UUID.test(orgId)) throw validationFailed([{ field: 'org_id', message: 'must be a UUID' }]);
+    } else {
+      requireScope(caller, 'users:write');
+      requireRole(caller, 'admin', 'Only admins may end the sessions of a user.');
+      if (orgId !== '' && orgId !== caller.orgId) throw new DomainError('forbidden', 'That user is not of your org.');
+      org = caller.orgId;
+    }
+    if (!UUID.test(userId)) throw validationFailed([{ field: 'user_id', message: 'must be a UUID' }]);
+    return this.refreshTokens.revokeUser(org, userId, this.clock.now());
+  }
+
+  private async revokeRefreshToken(token: string, requester: Requester): Promise<boolean> {
+    if (!REFRESH_TOKEN_SHAPE.test(token)) return false;
+    const stored = await this.refreshTokens.find(token);
+    if (!stored) return false;
+    if (mayActOn(requester, stored.clientId)) await this.refreshTokens.revokeFamily(stored.familyId);
+    return true;
+  }
+
+  private async revokeAccessToken(token: string, requester: Requester): Promise<boolean> {
+    let caller: Caller;
+    try {
+      caller = await this.verifier.verify(token);
+    } catch (error) {
+      // Not a valid token (malformed, expired, revoked): nothing to do. Not knowing the revocations
+      // yet is not an answer, though.
+      if (error instanceof DomainError && error.code === 'service_unavailable') throw error;
+      return false;
+    }
+    if (mayActOn(requester, caller.clientId)) await this.revocations.revokeToken(caller.tokenId, caller.expiresAt);
+    return true;
+  }
+}
