@@ -50,6 +50,16 @@ describe('the operator CLI behaves like one', () => {
     expect(stderr).toContain('usage: npm run cli -- ');
   });
 
+  it("refuses an unknown option of a service's own CLI too, naming it, with exit 2", () => {
+    const result = spawnSync(
+      process.execPath,
+      ['-r', './tools/run-ts.cjs', 'apps/platform/src/cli.ts', 'set-quota', '--org-id', 'o', '--bogus'],
+      { cwd: repositoryRoot, encoding: 'utf8' },
+    );
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("Unknown option '--bogus'");
+  });
+
   describe('against real databases', () => {
     let stack: TestStack;
 

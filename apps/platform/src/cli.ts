@@ -77,9 +77,15 @@ async function main() {
   }
 }
 
+/** A command line node:util parseArgs could not understand (an unknown option, a missing value). */
+const isUsageError = (error: unknown) => {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+};
+
 main().catch((error: unknown) => {
   const message =
     error instanceof DomainError ? `${error.detail} ${JSON.stringify(error.options.errors ?? [])}` : String(error);
   process.stderr.write(`${message}\n`);
-  process.exit(1);
+  process.exit(isUsageError(error) || String(error).includes('usage:') ? 2 : 1);
 });
