@@ -80,12 +80,47 @@ export const passwordResetRequested = envelope(
 );
 export type PasswordResetRequested = z.output<typeof passwordResetRequested>;
 
+/** A user's password was set or reset (activation, reset link): its earlier sessions end. */
+export const USER_PASSWORD_CHANGED = 'identity.user.password_changed';
+/** A user was disabled by an admin: its sessions end, it cannot sign in. */
+export const USER_DISABLED = 'identity.user.disabled';
+/** A user was deleted: its sessions end. */
+export const USER_DELETED = 'identity.user.deleted';
+
+/**
+ * The events that end every session of a user (docs/events.md): auth revokes the user's refresh
+ * families created before `occurred_at` and every access token issued to it before then.
+ */
+export const SESSION_ENDING_EVENTS = [USER_PASSWORD_CHANGED, USER_DISABLED, USER_DELETED] as const;
+export type SessionEndingEventType = (typeof SESSION_ENDING_EVENTS)[number];
+
+export const isSessionEndingEvent = (type: string): type is SessionEndingEventType =>
+  (SESSION_ENDING_EVENTS as readonly string[]).includes(type);
+
+/** The one data shape of the three: who, in which org, and when the change happened. */
+export const sessionEndingData = z
+  .object({
+    user_id: z.uuid(),
+    org_id: z.string().min(1).max(64),
+    /** The moment of the change (ISO 8601): tokens and families older than it are revoked. */
+    occurred_at: z.iso.datetime({ offset: true }),
+  })
+  .strict();
+export type SessionEndingData = z.output<typeof sessionEndingData>;
+
+export const userPasswordChanged = envelope(USER_PASSWORD_CHANGED, sessionEndingData);
+export const userDisabled = envelope(USER_DISABLED, sessionEndingData);
+export const userDeleted = envelope(USER_DELETED, sessionEndingData);
+
 /** Every event on the bus by its type (its subject): one schema each, shared by producers and consumers. */
 export const EVENT_SCHEMAS = {
   [USAGE_REPORTED]: usageReported,
   [USER_CREATED]: userCreated,
   [USER_ACTIVATED]: userActivated,
   [PASSWORD_RESET_REQUESTED]: passwordResetRequested,
+  [USER_PASSWORD_CHANGED]: userPasswordChanged,
+  [USER_DISABLED]: userDisabled,
+  [USER_DELETED]: userDeleted,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -93,3 +128,6 @@ export type EventType = keyof typeof EVENT_SCHEMAS;
 export type EventData<Type extends EventType> = z.input<(typeof EVENT_SCHEMAS)[Type]>['data'];
 /** An event of `type` as consumers read it. */
 export type EventOf<Type extends EventType> = z.output<(typeof EVENT_SCHEMAS)[Type]>;
+
+/** The schema of a session-ending event of `type`. */
+export const sessionEndingEvent = (type: SessionEndingEventType) => EVENT_SCHEMAS[type];

@@ -1,4 +1,3 @@
-export * from './account-events';
 export * from './durable-consumer';
 export * from './envelope';
 export * from './publisher';

@@ -2,13 +2,14 @@ import { Caller } from '@acct/access-token';
 import { requireScope } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { identityV1 } from '@acct/contracts';
-import { PASSWORD_RESET_REQUESTED, USER_ACTIVATED } from '@acct/events';
+import { PASSWORD_RESET_REQUESTED, USER_ACTIVATED, USER_PASSWORD_CHANGED } from '@acct/events';
 import { DomainError, validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxRepository } from '../outbox/outbox.repository';
 import { CredentialsRepository } from '../passwords/credentials.repository';
+import { passwordChanged } from '../passwords/password-changed';
 import { PasswordHasher } from '../passwords/password-hasher';
 import { passwordProblem } from '../passwords/password-policy';
 import { Transactions } from '../prisma/transactions';
@@ -56,6 +57,8 @@ export class PasswordSetService {
       if (!(await this.tokens.consume(db, found.id, now))) throw invalidToken();
       const { user, activated } = await this.credentials.setPassword(db, found.userId, passwordHash, now);
       if (activated) await this.outbox.append(db, USER_ACTIVATED, { user_id: user.id, org_id: user.orgId }, now);
+      // Every earlier session of the user ends: auth revokes them on this event (docs/events.md).
+      await this.outbox.append(db, USER_PASSWORD_CHANGED, passwordChanged(user, now), now);
       return user;
     });
     this.relay.nudge();
