@@ -7,7 +7,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { grantScopes } from '../oauth/scope';
-import { generateRefreshToken, hashRefreshToken } from './refresh-token';
+import { generateRefreshToken, hashRefreshToken, isRefreshTokenShaped } from './refresh-token';
 import { NewRefreshToken, RefreshTokenRepository, StoredRefreshToken } from './refresh-token.repository';
 
 /** What a refresh token stands for: a user's login through a client. */
@@ -134,7 +134,8 @@ export class RefreshTokenService {
   }
 
   /** A refresh token as stored, by its value (no lock): for revocation and introspection. */
-  find(refreshToken: string): Promise<StoredRefreshToken | undefined> {
+  async find(refreshToken: string): Promise<StoredRefreshToken | undefined> {
+    if (!isRefreshTokenShaped(refreshToken)) return undefined;
     return this.tokens.findByHash(hashRefreshToken(refreshToken));
   }
 
