@@ -13,6 +13,8 @@ import { HealthReporter } from './health/health-reporter';
 import { ProblemFilter } from './http/problem.filter';
 import { RouteTable } from './http/route-table';
 import { MfaController } from './mfa/mfa.controller';
+import { AuthorizeController } from './oauth/authorize.controller';
+import { DiscoveryController } from './oauth/discovery.controller';
 import { QuotaController } from './quotas/quota.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { TokenController } from './tokens/token.controller';
@@ -39,6 +41,8 @@ export class GatewayModule {
         QuotaController,
         ActivationPageController,
         MfaController,
+        AuthorizeController,
+        DiscoveryController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

@@ -429,13 +429,13 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
         const error = await refusal(
           signIn({ parameters: other, username: '', password: '', mfaTicket: ticket, mfaCode: totp(), clientIp: ip }),
         );
-        expect(error.code).toBe('invalid_grant');
+        expect(error.code).toBe('forbidden');
       }
       harness.clock.advance(5 * 60_000);
       const late = await refusal(
         signIn({ parameters: request, username: '', password: '', mfaTicket, mfaCode: totp(), clientIp: ip }),
       );
-      expect(late.code).toBe('invalid_grant');
+      expect(late.code).toBe('forbidden');
     });
   });
 });

@@ -56,9 +56,7 @@ export class AuthorizationService {
     }
     const ticket = request.mfaTicket ? this.seals.openMfaTicket(request.mfaTicket, fingerprint) : undefined;
     if (request.mfaTicket && !ticket) {
-      throw new DomainError('invalid_grant', 'The sign-in took too long or is not valid; start again.', {
-        extensions: { error: 'invalid_grant', error_description: 'The sign-in expired; start again.' },
-      });
+      throw new DomainError('forbidden', 'The sign-in took too long or is not valid; start again.');
     }
     const username = ticket?.username ?? request.username.trim().toLowerCase();
     const credential: LoginCredential = ticket ? { passwordCheckedFor: ticket.user } : { password: request.password };

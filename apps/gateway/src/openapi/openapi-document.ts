@@ -106,7 +106,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   });
   const access = accessByOperation(app);
   for (const [path, item] of Object.entries(document.paths)) {
-    if (!path.startsWith('/v2/')) {
+    if (!path.startsWith('/v2/') && !path.startsWith('/.well-known/')) {
       delete document.paths[path]; // pages such as /activate are not part of the API
       continue;
     }

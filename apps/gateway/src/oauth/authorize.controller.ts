@@ -1,0 +1,328 @@
+import { randomBytes } from 'node:crypto';
+
+import { authV1 } from '@acct/contracts';
+import { DomainError } from '@acct/problem';
+import fastifyCookie from '@fastify/cookie';
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+import { Public } from '../auth/access.decorators';
+import { AuthBackend } from '../backends/backends.module';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { FORM_CONTENT_TYPE, isPlainObject, mediaTypeOf } from '../http/request-body';
+import { RateLimited } from '../rate-limits/rate-limited.decorator';
+import {
+  contentSecurityPolicy,
+  errorPage,
+  HiddenFields,
+  Language,
+  languageOf,
+  lockedMessage,
+  loginPage,
+  Message,
+  message,
+  mfaPage,
+} from './login-page';
+
+/** The login page's CSRF cookie: a random nonce; the form carries auth's HMAC of it and the request. */
+export const CSRF_COOKIE = 'oauth_csrf';
+const NONCE = /^[A-Za-z0-9_-]{43}$/;
+const PATH = '/v2/auth/authorize';
+/** No real parameter comes near this; longer ones are refused before they reach auth. */
+const MAX_PARAMETER_LENGTH = 1024;
+
+const REQUEST_FIELDS = {
+  responseType: 'response_type',
+  clientId: 'client_id',
+  redirectUri: 'redirect_uri',
+  scope: 'scope',
+  codeChallenge: 'code_challenge',
+  codeChallengeMethod: 'code_challenge_method',
+} as const satisfies Record<keyof authV1.AuthorizationParameters, string>;
+
+interface AuthorizationRequest {
+  parameters: authV1.AuthorizationParameters;
+  state: string;
+  /** A parameter sent twice or too long (RFC 6749 §3.1): the request cannot be trusted. */
+  malformed?: string;
+}
+
+type CarriedRequest = AuthorizationRequest & { fields: Record<string, string> };
+
+const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? '';
+
+/** The authorization request's parameters from the query (GET) or the login form (POST). */
+function authorizationRequest(source: unknown): AuthorizationRequest & { fields: Record<string, string> } {
+  const input = isPlainObject(source) ? source : {};
+  const fields: Record<string, string> = {};
+  let malformed: string | undefined;
+  for (const [name, value] of Object.entries(input)) {
+    if (typeof value !== 'string' || value.length > MAX_PARAMETER_LENGTH) {
+      malformed ??= `The ${name} parameter must be sent once, at most ${MAX_PARAMETER_LENGTH} characters.`;
+      continue;
+    }
+    fields[name] = value;
+  }
+  const parameters = Object.fromEntries(
+    Object.entries(REQUEST_FIELDS).map(([key, name]) => [key, fields[name] ?? '']),
+  ) as unknown as authV1.AuthorizationParameters;
+  return { parameters, state: fields.state ?? '', malformed, fields };
+}
+
+/**
+ * `GET /v2/auth/authorize` and its login page (contract §6): auth decides (CheckAuthorization,
+ * Authorize: the token endpoint's own login, lockouts and audit), this controller only renders.
+ * An unknown client or redirect URI gets an error page, never a redirect; other errors go back to
+ * the redirect URI with `error`, `error_description`, `state` and `iss` (RFC 9207); a sign-in ends
+ * with `303` to `redirect_uri?code=…&state=…&iss=…`.
+ */
+@ApiTags('tokens')
+@Controller()
+export class AuthorizeController {
+  constructor(
+    private readonly auth: AuthBackend,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  @Get(PATH)
+  @Public()
+  @RateLimited('auth')
+  @ApiOperation({
+    operationId: 'authorize',
+    summary: 'Authorization endpoint: the login page of the authorization code flow with PKCE (HTML)',
+    description:
+      'RFC 6749 §4.1.1 with RFC 7636 (S256 only). Query: response_type=code, client_id, redirect_uri ' +
+      '(registered, exact match; loopback http URIs on any port), scope, state, code_challenge, ' +
+      'code_challenge_method=S256. Answers the login page (zh-CN, or English by Accept-Language).',
+  })
+  @ApiProduces('text/html')
+  @ApiResponse({
+    status: 200,
+    description: 'The login page.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  @ApiResponse({
+    status: 303,
+    description: 'An error sent back to the redirect URI: `error`, `error_description`, `state`, `iss`.',
+    headers: { Location: { schema: { type: 'string' }, required: true } },
+  })
+  @ApiResponse({
+    status: 400,
+    description: 'Unknown client or unregistered redirect URI: an error page, never a redirect.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const language = languageOf(request.headers['accept-language']);
+    const authorization = authorizationRequest(request.query);
+    if (authorization.malformed) return this.errorPage(reply, language, authorization.malformed);
+    const nonce = this.nonce(request, reply);
+    const answer = await this.auth.call('checkAuthorization', {
+      parameters: authorization.parameters,
+      csrfNonce: nonce,
+    });
+    if (answer.errorPage) return this.errorPage(reply, language, answer.errorDescription);
+    if (answer.error) return this.redirectError(reply, authorization, answer.error, answer.errorDescription);
+    return this.html(
+      reply,
+      200,
+      loginPage({
+        language,
+        clientName: answer.clientName,
+        action: PATH,
+        fields: this.carried(authorization, answer.csrfToken, '', answer.clientName),
+      }),
+      authorization.parameters.redirectUri,
+    );
+  }
+
+  @Post(PATH)
+  @Public()
+  @RateLimited('auth')
+  @ApiOperation({
+    operationId: 'signIn',
+    summary: 'The login form of the authorization endpoint (HTML form post)',
+    description:
+      'application/x-www-form-urlencoded: the authorization request, `csrf_token` (with the page’s cookie), ' +
+      '`username` and `password`, or `mfa_ticket` and `mfa_code` for the second step. Same rate limit, ' +
+      'lockout, ceiling and audit as `POST /v2/auth/token`.',
+  })
+  @ApiProduces('text/html')
+  @ApiResponse({
+    status: 200,
+    description: 'The two-step verification page (the account has MFA).',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  @ApiResponse({
+    status: 303,
+    description: 'Signed in: `redirect_uri?code=…&state=…&iss=…` (or an error for the redirect URI).',
+    headers: { Location: { schema: { type: 'string' }, required: true } },
+  })
+  @ApiResponse({
+    status: 400,
+    description: 'Wrong e-mail, password or code: the page again, with the error.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  @ApiResponse({
+    status: 403,
+    description: 'The form is not valid for this browser (CSRF) or has expired.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const language = languageOf(request.headers['accept-language']);
+    if (mediaTypeOf(request) !== FORM_CONTENT_TYPE) {
+      throw new DomainError('unsupported_media_type', `Send the form as ${FORM_CONTENT_TYPE}.`);
+    }
+    const authorization = authorizationRequest(request.body);
+    if (authorization.malformed) return this.errorPage(reply, language, authorization.malformed);
+    const { fields } = authorization;
+    const nonce = this.cookieNonce(request) ?? '';
+    const csrfToken = fields.csrf_token ?? '';
+    const username = fields.username ?? '';
+    const mfaTicket = fields.mfa_ticket ?? '';
+    const page = (status: number, error: string, retryAfter?: number) => {
+      const options = {
+        language,
+        clientName: fields.client_name ?? '',
+        action: PATH,
+        fields: this.carried(authorization, csrfToken, mfaTicket),
+        error,
+      };
+      if (retryAfter !== undefined) void reply.header('Retry-After', String(retryAfter));
+      return this.html(
+        reply,
+        status,
+        mfaTicket ? mfaPage(options) : loginPage({ ...options, email: username }),
+        authorization.parameters.redirectUri,
+      );
+    };
+    let answer: authV1.AuthorizeResponse;
+    try {
+      answer = await this.auth.call('authorize', {
+        parameters: authorization.parameters,
+        username,
+        password: fields.password ?? '',
+        mfaCode: fields.mfa_code ?? '',
+        mfaTicket,
+        csrfNonce: nonce,
+        csrfToken,
+        clientIp: request.ip,
+        deviceId: headerValue(request.headers['x-device-id']).slice(0, 200),
+        userAgent: headerValue(request.headers['user-agent']).slice(0, 400),
+      });
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const seconds = Math.max(1, Math.ceil(error.options.retryAfter ?? 1));
+      if (error.code === 'forbidden') return this.html(reply, 403, errorPage(language, message(language, 'expired')));
+      if (error.code === 'login_locked' || error.code === 'rate_limited') {
+        return page(429, lockedMessage(language, seconds), seconds);
+      }
+      if (error.code === 'service_unavailable') return page(503, message(language, 'unavailable'), seconds);
+      if (error.status !== 400) throw error;
+      return page(400, message(language, refusalMessage(error, mfaTicket)));
+    }
+    if (answer.errorPage) return this.errorPage(reply, language, answer.errorDescription);
+    if (answer.error) return this.redirectError(reply, authorization, answer.error, answer.errorDescription);
+    if (answer.mfaTicket) {
+      return this.html(
+        reply,
+        200,
+        mfaPage({
+          language,
+          clientName: fields.client_name ?? '',
+          action: PATH,
+          fields: this.carried(authorization, csrfToken, answer.mfaTicket),
+        }),
+        authorization.parameters.redirectUri,
+      );
+    }
+    return this.redirect(reply, authorization, { code: answer.code });
+  }
+
+  /** The authorization request, its state and CSRF token (and the MFA ticket) for the next form. */
+  private carried(authorization: CarriedRequest, csrfToken: string, mfaTicket = '', clientName?: string) {
+    const fields: HiddenFields = {};
+    for (const [key, name] of Object.entries(REQUEST_FIELDS)) {
+      fields[name] = authorization.parameters[key as keyof authV1.AuthorizationParameters];
+    }
+    return {
+      ...fields,
+      state: authorization.state,
+      client_name: clientName ?? authorization.fields.client_name ?? '',
+      csrf_token: csrfToken,
+      mfa_ticket: mfaTicket,
+    };
+  }
+
+  /** The browser's CSRF nonce; a new one (and its cookie) when it has none. */
+  private nonce(request: FastifyRequest, reply: FastifyReply): string {
+    const existing = this.cookieNonce(request);
+    if (existing) return existing;
+    const nonce = randomBytes(32).toString('base64url');
+    void reply.header(
+      'Set-Cookie',
+      fastifyCookie.serialize(CSRF_COOKIE, nonce, {
+        httpOnly: true,
+        sameSite: 'strict',
+        path: PATH,
+        secure: request.protocol === 'https',
+      }),
+    );
+    return nonce;
+  }
+
+  private cookieNonce(request: FastifyRequest): string | undefined {
+    const nonce = fastifyCookie.parse(request.headers.cookie ?? '')[CSRF_COOKIE];
+    return nonce && NONCE.test(nonce) ? nonce : undefined;
+  }
+
+  private redirectError(reply: FastifyReply, authorization: AuthorizationRequest, error: string, description: string) {
+    return this.redirect(reply, authorization, { error, error_description: description });
+  }
+
+  /** `303` to the (registered) redirect URI with `params`, `state` and `iss` (RFC 9207). */
+  private redirect(reply: FastifyReply, authorization: AuthorizationRequest, params: Record<string, string>) {
+    const query = new URLSearchParams(params);
+    if (authorization.state) query.set('state', authorization.state);
+    query.set('iss', this.config.TOKEN_ISSUER);
+    const uri = authorization.parameters.redirectUri;
+    return reply
+      .status(303)
+      .header('Cache-Control', 'no-store')
+      .header('Location', `${uri}${uri.includes('?') ? '&' : '?'}${query.toString()}`)
+      .send();
+  }
+
+  private errorPage(reply: FastifyReply, language: Language, description: string) {
+    return this.html(reply, 400, errorPage(language, description));
+  }
+
+  private html(reply: FastifyReply, status: number, page: string, redirectUri?: string) {
+    return reply
+      .status(status)
+      .header('Content-Type', 'text/html; charset=utf-8')
+      .header('Cache-Control', 'no-store')
+      .header('Referrer-Policy', 'no-referrer')
+      .header('X-Frame-Options', 'DENY')
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Content-Security-Policy', contentSecurityPolicy(redirectUri ? originOf(redirectUri) : undefined))
+      .send(page);
+  }
+}
+
+function originOf(uri: string): string | undefined {
+  try {
+    const origin = new URL(uri).origin;
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the page says about a 400 refusal of the sign-in. */
+function refusalMessage(error: DomainError, mfaStep: string): Message {
+  if (error.code === 'invalid_grant') return mfaStep ? 'invalidCode' : 'invalidCredentials';
+  if (error.code === 'account_not_active') return 'notActive';
+  if (error.code === 'invalid_request') return 'missing';
+  return 'refused';
+}
