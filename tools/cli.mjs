@@ -89,15 +89,50 @@ const COMMANDS = [
   },
   {
     name: 'create-client',
-    summary: 'another confidential client of an org',
+    summary:
+      'another client of an org (contract §6): confidential (a secret, shown once) or public (none); ' +
+      'defaults: confidential, client_credentials',
     options: {
       'org-id': { type: 'string', required: true, value: '<uuid>' },
       name: { type: 'string', required: true, value: '<name>' },
+      type: { type: 'string', value: 'confidential|public' },
+      'grant-types': {
+        type: 'string',
+        value: '<grant>[,<grant>…]',
+        help: 'of authorization_code, refresh_token, client_credentials, password',
+      },
+      'redirect-uris': {
+        type: 'string',
+        value: '<uri>[,<uri>…]',
+        help: 'https, or http on 127.0.0.1/[::1]/localhost (any port); exact match',
+      },
       scopes: { type: 'string', required: true, value: '"<scope> <scope>…"' },
       roles: { type: 'string', value: '<role>[,<role>…]' },
     },
     run: forwardTo('auth'),
+    text: (r) => `client_id      ${r.client_id}\nclient_secret  ${r.client_secret ?? '(none: a public client)'}`,
+  },
+  {
+    name: 'list-clients',
+    summary: "an org's clients, without their secrets",
+    options: { 'org-id': { type: 'string', required: true, value: '<uuid>' } },
+    run: forwardTo('auth'),
+    text: (r) =>
+      r.clients.map((c) => `${c.client_id}  ${c.type.padEnd(12)} ${c.name}  [${c.grant_types.join(',')}]`).join('\n'),
+  },
+  {
+    name: 'rotate-client-secret',
+    summary: 'a new secret for a confidential client; the old one stops working at once',
+    options: { 'client-id': { type: 'string', required: true, value: '<id>' } },
+    run: forwardTo('auth'),
     text: (r) => `client_id      ${r.client_id}\nclient_secret  ${r.client_secret}`,
+  },
+  {
+    name: 'delete-client',
+    summary: 'a client can no longer authenticate or refresh its tokens',
+    options: { 'client-id': { type: 'string', required: true, value: '<id>' } },
+    run: forwardTo('auth'),
+    text: (r) => `client ${r.client_id} deleted`,
   },
   {
     name: 'rotate-signing-key',

@@ -101,6 +101,67 @@ describe('auth CLI (child processes, real Postgres)', () => {
     });
   });
 
+  it('create-client registers a public client for the browser flow; list, rotate and delete manage clients', async () => {
+    const org = '7b7b7b7b-2222-4333-8444-555555555555';
+    const app = await cli(
+      ...['create-client', '--org-id', org, '--name', 'spa', '--type', 'public'],
+      ...[
+        '--grant-types',
+        'authorization_code,refresh_token',
+        '--redirect-uris',
+        'https://spa.example/cb,http://127.0.0.1/cb',
+      ],
+      ...['--scopes', 'users:read'],
+    );
+    expect(app).toMatchObject({ code: 0, json: { client_id: expect.any(String), client_secret: null } });
+    const server = await cli('create-client', '--org-id', org, '--name', 'server', '--scopes', 'users:read');
+    const listed = await cli('list-clients', '--org-id', org);
+    expect(listed.json).toEqual({
+      clients: [
+        {
+          client_id: app.json.client_id,
+          name: 'spa',
+          type: 'public',
+          grant_types: ['authorization_code', 'refresh_token'],
+          redirect_uris: ['https://spa.example/cb', 'http://127.0.0.1/cb'],
+          scopes: ['users:read'],
+          roles: ['viewer'],
+          created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        },
+        expect.objectContaining({
+          client_id: server.json.client_id,
+          type: 'confidential',
+          grant_types: ['client_credentials'],
+        }),
+      ],
+    });
+    const rotated = await cli('rotate-client-secret', '--client-id', String(server.json.client_id));
+    expect(rotated.json).toEqual({
+      client_id: server.json.client_id,
+      client_secret: expect.stringMatching(/^[\w-]{43}$/),
+    });
+    expect(rotated.json.client_secret).not.toBe(server.json.client_secret);
+    expect((await cli('rotate-client-secret', '--client-id', String(app.json.client_id))).json.error).toBe(
+      'validation_failed',
+    );
+    expect((await cli('delete-client', '--client-id', String(server.json.client_id))).json).toEqual({
+      client_id: server.json.client_id,
+      deleted: true,
+    });
+    const missing = await cli('delete-client', '--client-id', String(server.json.client_id));
+    expect(missing).toMatchObject({ code: 1, json: { error: 'not_found' } });
+    expect(((await cli('list-clients', '--org-id', org)).json.clients as unknown[]).length).toBe(1);
+  });
+
+  it('create-client refuses a redirect URI that is neither https nor loopback http', async () => {
+    const { code, json } = await cli(
+      ...['create-client', '--org-id', '55555555-2222-4333-8444-555555555555', '--name', 'x', '--type', 'public'],
+      ...['--grant-types', 'authorization_code', '--redirect-uris', 'http://spa.example/cb', '--scopes', 'users:read'],
+    );
+    expect(code).toBe(1);
+    expect(json).toMatchObject({ error: 'validation_failed', errors: [{ field: 'redirect_uris' }] });
+  });
+
   it('rotate-signing-key prints the new kid, which becomes the only active key', async () => {
     const first = await cli('rotate-signing-key');
     const second = await cli('rotate-signing-key');

@@ -3,8 +3,15 @@
 //   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts ensure-bootstrap-client --org-id <uuid> [--rotate-secret]
 //     → {"client_id":"…","client_secret":"…"|null}   (null: the client existed; only its hash is kept)
 //   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts create-client --org-id <uuid> --name <name> \
-//       --scopes "<space separated>" [--roles <role>[,<role>…]]
+//       --scopes "<space separated>" [--roles <role>[,<role>…]] [--type confidential|public] \
+//       [--grant-types <g>[,<g>…]] [--redirect-uris <uri>[,<uri>…]]
+//     → {"client_id":"…","client_secret":"…"|null}   (null: a public client has no secret)
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts list-clients --org-id <uuid>
+//     → {"clients":[{"client_id","name","type","grant_types","redirect_uris","scopes","roles","created_at"}]}
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts rotate-client-secret --client-id <id>
 //     → {"client_id":"…","client_secret":"…"}
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts delete-client --client-id <id>
+//     → {"client_id":"…","deleted":true}
 //   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts rotate-signing-key
 //     → {"kid":"…"}
 // Failures print {"error":"<code>","message":"…"[,"errors":[…]]} and exit 1 (2 for a usage error).
@@ -29,6 +36,10 @@ import { PrismaService } from './prisma/prisma.service';
 const USAGE = [
   'usage: cli.ts ensure-bootstrap-client --org-id <uuid> [--rotate-secret]',
   '       cli.ts create-client --org-id <uuid> --name <name> --scopes "<scopes>" [--roles <role>[,<role>…]]',
+  '                            [--type confidential|public] [--grant-types <g>,…] [--redirect-uris <uri>,…]',
+  '       cli.ts list-clients --org-id <uuid>',
+  '       cli.ts rotate-client-secret --client-id <id>',
+  '       cli.ts delete-client --client-id <id>',
   '       cli.ts rotate-signing-key',
 ].join('\n');
 
@@ -46,8 +57,7 @@ const COMMANDS: Record<string, Command> = {
       }),
     );
     const orgId = need(values['org-id'], 'org-id');
-    const clients = new ClientService(new ClientRepository(prisma));
-    const { clientId, clientSecret } = await clients.ensureBootstrap(orgId, values['rotate-secret'] === true);
+    const { clientId, clientSecret } = await clientsOf(prisma).ensureBootstrap(orgId, values['rotate-secret'] === true);
     Logger.log(`bootstrap client ${clientId} of org ${orgId} ${clientSecret ? 'has a new secret' : 'unchanged'}`);
     return { client_id: clientId, client_secret: clientSecret };
   },
@@ -62,18 +72,57 @@ const COMMANDS: Record<string, Command> = {
           name: { type: 'string' },
           scopes: { type: 'string' },
           roles: { type: 'string' },
+          type: { type: 'string' },
+          'grant-types': { type: 'string' },
+          'redirect-uris': { type: 'string' },
         },
       }),
     );
-    const clients = new ClientService(new ClientRepository(prisma));
-    const { clientId, clientSecret } = await clients.create({
+    const list = (value: string | undefined) =>
+      value === undefined ? undefined : value.split(/[\s,]+/).filter(Boolean);
+    const { clientId, clientSecret } = await clientsOf(prisma).create({
       orgId: need(values['org-id'], 'org-id'),
       name: need(values.name, 'name'),
       scopes: need(values.scopes, 'scopes').split(/\s+/).filter(Boolean),
-      roles: (values.roles ?? '').split(/[\s,]+/).filter(Boolean),
+      roles: list(values.roles) ?? [],
+      type: values.type,
+      grantTypes: list(values['grant-types']),
+      redirectUris: list(values['redirect-uris']),
     });
     Logger.log(`client ${clientId} created`);
     return { client_id: clientId, client_secret: clientSecret };
+  },
+
+  'list-clients': async (args, prisma) => {
+    const { values } = usage(() => parseArgs({ args, strict: true, options: { 'org-id': { type: 'string' } } }));
+    const clients = await clientsOf(prisma).list(need(values['org-id'], 'org-id'));
+    return {
+      clients: clients.map((client) => ({
+        client_id: client.id,
+        name: client.name,
+        type: client.type,
+        grant_types: client.grantTypes,
+        redirect_uris: client.redirectUris,
+        scopes: client.scopes,
+        roles: client.roles,
+        created_at: client.createdAt.toISOString(),
+      })),
+    };
+  },
+
+  'rotate-client-secret': async (args, prisma) => {
+    const { values } = usage(() => parseArgs({ args, strict: true, options: { 'client-id': { type: 'string' } } }));
+    const { clientId, clientSecret } = await clientsOf(prisma).rotateSecret(need(values['client-id'], 'client-id'));
+    Logger.log(`client ${clientId} has a new secret; the old one no longer works`);
+    return { client_id: clientId, client_secret: clientSecret };
+  },
+
+  'delete-client': async (args, prisma) => {
+    const { values } = usage(() => parseArgs({ args, strict: true, options: { 'client-id': { type: 'string' } } }));
+    const clientId = need(values['client-id'], 'client-id');
+    await clientsOf(prisma).delete(clientId);
+    Logger.log(`client ${clientId} deleted`);
+    return { client_id: clientId, deleted: true };
   },
 
   'rotate-signing-key': async (args, prisma, config) => {
@@ -82,6 +131,8 @@ const COMMANDS: Record<string, Command> = {
     return { kid: await keys.rotate() };
   },
 };
+
+const clientsOf = (prisma: PrismaService) => new ClientService(new ClientRepository(prisma));
 
 /** Unknown options and stray arguments are usage errors. */
 function usage<T>(parse: () => T): T {
