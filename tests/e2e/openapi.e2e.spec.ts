@@ -59,6 +59,9 @@ describe('the OpenAPI document against real responses', () => {
   /** A client_credentials token: not a user, so `/v2/users/me` finds nobody. */
   let clientToken: string;
   let existingEmail: string;
+  /** A public client of the authorization code flow, and a login form loaded before the outage. */
+  let browserClient: string;
+  let formBeforeOutage: { form: Record<string, string>; cookie: string };
 
   let address = 0;
   const clientIp = () => `198.51.100.${(address = (address % 250) + 1)}`;
@@ -142,6 +145,42 @@ describe('the OpenAPI document against real responses', () => {
     });
     return { ...member, confirmed };
   };
+  const REDIRECT_URI = 'https://app.openapi.test/callback';
+  const authorizeQuery = (fields: Record<string, string> = {}) =>
+    new URLSearchParams({
+      response_type: 'code',
+      client_id: browserClient,
+      redirect_uri: REDIRECT_URI,
+      state: 'xyz',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGMSMuw-cM',
+      code_challenge_method: 'S256',
+      ...fields,
+    }).toString();
+  /** The login page's form fields and the CSRF cookie, as a browser keeps them. */
+  const loginForm = async () => {
+    const page = await call(`/v2/auth/authorize?${authorizeQuery()}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const form = Object.fromEntries(
+      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [match[1], match[2]]),
+    );
+    return { form, cookie: (page.headers.get('set-cookie') ?? '').split(';')[0] };
+  };
+  const submitLogin = (
+    login: { form: Record<string, string>; cookie: string },
+    fields: Record<string, string>,
+    ip?: string,
+  ) =>
+    fetch(stack.url('/v2/auth/authorize'), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: login.cookie,
+        'x-forwarded-for': ip ?? clientIp(),
+      },
+      body: new URLSearchParams({ ...login.form, ...fields }).toString(),
+    });
   const hugeBody = JSON.stringify({ email: 'a@b.co', display_name: 'x'.repeat(70 * 1024) });
   const BOGUS_ONE_TIME_TOKEN = 'A'.repeat(43);
 
@@ -188,6 +227,44 @@ describe('the OpenAPI document against real responses', () => {
     // GET /v2/auth/jwks
     'GET /v2/auth/jwks 200': () => call('/v2/auth/jwks'),
     'GET /v2/auth/jwks 429': () => exhaust(() => call('/v2/auth/jwks', { token: throttledToken })),
+    // GET and POST /v2/auth/authorize (HTML)
+    'GET /v2/auth/authorize 200': () => call(`/v2/auth/authorize?${authorizeQuery()}`),
+    'GET /v2/auth/authorize 303': () =>
+      fetch(stack.url(`/v2/auth/authorize?${authorizeQuery({ code_challenge_method: 'plain' })}`), {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': clientIp() },
+      }),
+    'GET /v2/auth/authorize 400': () => call(`/v2/auth/authorize?${authorizeQuery({ client_id: 'unknown' })}`),
+    'GET /v2/auth/authorize 429': () => {
+      const ip = clientIp();
+      return exhaust(() => call(`/v2/auth/authorize?${authorizeQuery()}`, { ip }));
+    },
+    'POST /v2/auth/authorize 200': async () => {
+      const member = await memberWithMfa();
+      return submitLogin(await loginForm(), { username: member.email, password: 'member-password-1' });
+    },
+    'POST /v2/auth/authorize 303': async () =>
+      submitLogin(await loginForm(), { username: 'admin@openapi.test', password: ADMIN_PASSWORD }),
+    'POST /v2/auth/authorize 400': async () =>
+      submitLogin(await loginForm(), { username: 'admin@openapi.test', password: 'wrong-1' }),
+    'POST /v2/auth/authorize 403': async () =>
+      submitLogin({ ...(await loginForm()), cookie: '' }, { username: 'admin@openapi.test', password: ADMIN_PASSWORD }),
+    'POST /v2/auth/authorize 415': () => call('/v2/auth/authorize', { body: { username: 'x' } }),
+    'POST /v2/auth/authorize 429': async () => {
+      const login = await loginForm();
+      const ip = clientIp();
+      return exhaust(() => submitLogin(login, { username: 'nobody@openapi.test', password: 'wrong-1' }, ip));
+    },
+    // GET /.well-known/oauth-authorization-server
+    'GET /.well-known/oauth-authorization-server 200': () => call('/.well-known/oauth-authorization-server'),
+    'GET /.well-known/oauth-authorization-server 304': async () => {
+      const first = await call('/.well-known/oauth-authorization-server');
+      return call('/.well-known/oauth-authorization-server', {
+        headers: { 'if-none-match': first.headers.get('etag')! },
+      });
+    },
+    'GET /.well-known/oauth-authorization-server 429': () =>
+      exhaust(() => call('/.well-known/oauth-authorization-server', { token: throttledToken })),
     // GET /v2/system/health
     'GET /v2/system/health 200': () => call('/v2/system/health'),
     'GET /v2/system/health 429': () => exhaust(() => call('/v2/system/health', { token: throttledToken })),
@@ -328,6 +405,9 @@ describe('the OpenAPI document against real responses', () => {
         body: { grant_type: 'password', username: 'admin@openapi.test', password: ADMIN_PASSWORD },
       }),
     'GET /v2/auth/jwks 503': () => call('/v2/auth/jwks'),
+    'GET /v2/auth/authorize 503': () => call(`/v2/auth/authorize?${authorizeQuery()}`),
+    'POST /v2/auth/authorize 503': () =>
+      submitLogin(formBeforeOutage, { username: 'admin@openapi.test', password: ADMIN_PASSWORD }),
     'GET /v2/system/health 503': () => call('/v2/system/health'),
     'POST /v2/users 503': () =>
       call('/v2/users', { token: adminToken, body: { email: email('outage'), display_name: 'Outage' } }),
@@ -399,6 +479,11 @@ describe('the OpenAPI document against real responses', () => {
     });
     expect(ownClient.status).toBe(200);
     clientToken = ((await ownClient.json()) as { access_token: string }).access_token;
+    browserClient = stack.cli<{ client_id: string }>(
+      ...['create-client', '--org-id', org.org_id, '--name', 'Browser app', '--type', 'public'],
+      ...['--grant-types', 'authorization_code', '--redirect-uris', REDIRECT_URI, '--scopes', 'users:read'],
+    ).client_id;
+    formBeforeOutage = await loginForm();
     existingEmail = email('existing');
     const existing = await call('/v2/users', {
       token: adminToken,
@@ -445,6 +530,10 @@ describe('the OpenAPI document against real responses', () => {
       return;
     }
     expect(Object.keys(content)).toContain(mediaType);
+    if (mediaType === 'text/html') {
+      expect(text).toMatch(/^<!doctype html>/);
+      return;
+    }
     const validate = ajv.compile({
       $ref: `openapi.json#/${pointer('paths', path, method.toLowerCase(), 'responses', status, 'content', mediaType, 'schema')}`,
     });

@@ -11,6 +11,7 @@ import {
   NestPinoLogger,
   OpsModule,
 } from '@acct/observability';
+import fastifyCookie from '@fastify/cookie';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -88,6 +89,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   assertRoutesDeclared(app);
   // How a request flows (README): authenticate → rate limit → guard → controller → gRPC backend.
   const authenticate = app.get(AuthenticateHook);
+  // Cookies for the login page's CSRF nonce (oauth/authorize.controller.ts); nothing else uses them.
+  await app.register(fastifyCookie);
   const rateLimits = app.get(RateLimitHook);
   fastify.addHook('onRequest', (request, reply) => authenticate.handle(request, reply));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import { authV1 } from '@acct/contracts';
 import { DomainError } from '@acct/problem';
-import fastifyCookie from '@fastify/cookie';
+import type {} from '@fastify/cookie';
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -11,6 +11,7 @@ import { Public } from '../auth/access.decorators';
 import { AuthBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { FORM_CONTENT_TYPE, isPlainObject, mediaTypeOf } from '../http/request-body';
+import { ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import {
   contentSecurityPolicy,
@@ -112,6 +113,7 @@ export class AuthorizeController {
     description: 'Unknown client or unregistered redirect URI: an error page, never a redirect.',
     content: { 'text/html': { schema: { type: 'string' } } },
   })
+  @ApiProblems('service_unavailable')
   async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language']);
     const authorization = authorizationRequest(request.query);
@@ -168,6 +170,12 @@ export class AuthorizeController {
     description: 'The form is not valid for this browser (CSRF) or has expired.',
     content: { 'text/html': { schema: { type: 'string' } } },
   })
+  @ApiResponse({
+    status: 503,
+    description: 'The service is unavailable: the page again, with the error and `Retry-After`.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  @ApiProblems('unsupported_media_type')
   async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language']);
     if (mediaTypeOf(request) !== FORM_CONTENT_TYPE) {
@@ -259,20 +267,17 @@ export class AuthorizeController {
     const existing = this.cookieNonce(request);
     if (existing) return existing;
     const nonce = randomBytes(32).toString('base64url');
-    void reply.header(
-      'Set-Cookie',
-      fastifyCookie.serialize(CSRF_COOKIE, nonce, {
-        httpOnly: true,
-        sameSite: 'strict',
-        path: PATH,
-        secure: request.protocol === 'https',
-      }),
-    );
+    void reply.setCookie(CSRF_COOKIE, nonce, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: PATH,
+      secure: request.protocol === 'https',
+    });
     return nonce;
   }
 
   private cookieNonce(request: FastifyRequest): string | undefined {
-    const nonce = fastifyCookie.parse(request.headers.cookie ?? '')[CSRF_COOKIE];
+    const nonce = request.cookies[CSRF_COOKIE];
     return nonce && NONCE.test(nonce) ? nonce : undefined;
   }
 

@@ -80,18 +80,22 @@ describe('the OpenAPI document', () => {
       })),
     );
 
-  it('is OpenAPI 3.1 with an info object and only the /v2 API', () => {
+  it('is OpenAPI 3.1 with an info object and only the /v2 API and the RFC 8414 metadata', () => {
     expect(document.openapi).toMatch(/^3\.1\.\d+$/);
     expect(document.info).toMatchObject({
       title: expect.any(String),
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
     });
     expect(Object.keys(document.paths).length).toBeGreaterThan(0);
-    for (const path of Object.keys(document.paths)) expect(path).toMatch(/^\/v2\//);
+    for (const path of Object.keys(document.paths)) {
+      expect(path).toMatch(/^\/v2\/|^\/\.well-known\/oauth-authorization-server$/);
+    }
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining([
         '/v2/auth/token',
         '/v2/auth/jwks',
+        '/v2/auth/authorize',
+        '/.well-known/oauth-authorization-server',
         '/v2/users',
         '/v2/users/me',
         '/v2/users/{id}',
