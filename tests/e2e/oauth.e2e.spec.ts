@@ -345,7 +345,7 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect(refreshed.refresh_token).toMatch(/^[\w-]{43}$/);
       expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
       expect((await call(1, '/v2/users/me', { token: refreshed.access_token })).status).toBe(200);
-    });
+    }, 60_000);
 
     it('serves the login page in Simplified Chinese by default, with a strict CSP and no external assets', async () => {
       const zh = await browser.newContext({ extraHTTPHeaders: { 'x-forwarded-for': nextIp(), 'accept-language': '' } });
@@ -533,6 +533,6 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect(Number(lockedPage.headers.get('retry-after'))).toBeGreaterThan(60);
       const lockedToken = await viaToken();
       expect(lockedToken.status).toBe(429);
-    });
+    }, 90_000);
   });
 });
