@@ -13,7 +13,16 @@ function cli(args: string[], env: Record<string, string> = {}) {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const COMMANDS = ['bootstrap', 'create-client', 'rotate-signing-key', 'set-rate-limit', 'set-quota'];
+const COMMANDS = [
+  'bootstrap',
+  'create-client',
+  'list-clients',
+  'rotate-client-secret',
+  'delete-client',
+  'rotate-signing-key',
+  'set-rate-limit',
+  'set-quota',
+];
 
 describe('the operator CLI behaves like one', () => {
   it.each([['--help'], ['-h'], ['help']])('%s lists every command with its options and exits 0', (flag) => {
