@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { request, TestStack } from '@acct/testing';
+import { request, TestStack, totp } from '@acct/testing';
 import { Browser, BrowserContext, chromium } from 'playwright-core';
 import { ResourceOwnerPassword } from 'simple-oauth2';
 
@@ -32,20 +32,6 @@ interface Tokens {
   token_type: string;
   expires_in: number;
   scope: string;
-}
-
-/** RFC 6238 TOTP (SHA-1, 6 digits, 30 s) of a base32 secret, written out so the test needs no library. */
-function totp(secret: string, at = Date.now()): string {
-  let bits = '';
-  for (const char of secret.replace(/=+$/, '').toUpperCase()) {
-    bits += 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'.indexOf(char).toString(2).padStart(5, '0');
-  }
-  const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((byte) => parseInt(byte, 2)));
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000)));
-  const hmac = createHmac('sha1', key).update(counter).digest();
-  const offset = hmac[hmac.length - 1] & 0x0f;
-  return String((hmac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
 }
 
 function pkce() {

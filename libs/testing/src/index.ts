@@ -11,5 +11,6 @@ export * from './smtp-catcher';
 export * from './stack';
 export * from './steady-load';
 export * from './tcp-proxy';
+export * from './totp';
 export * from './up';
 export * from './wait';
