@@ -84,6 +84,8 @@ describe('readiness follows the schema', () => {
     expect(await identityHealth.check('')).toEqual({ status: 'NOT_SERVING' });
     expect(await identityHealth.check('identity.v1.IdentityService')).toEqual({ status: 'NOT_SERVING' });
     const watch = identityHealth.watch('identity.v1.IdentityService');
+    // The watch must have started before the (synchronous) migration blocks this process's event loop.
+    await waitFor('Watch sees NOT_SERVING', () => (watch.statuses.includes('NOT_SERVING') ? true : undefined));
 
     migrate('identity', databaseUrl(empty));
 
