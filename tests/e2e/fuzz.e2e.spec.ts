@@ -39,6 +39,7 @@ async function check<Ts extends [unknown, ...unknown[]]>(
   try {
     // No shrinking: each run is real HTTP against real processes; the counterexample is printed as is.
     await fc.assert(property, { seed: SEED, numRuns: runs, endOnFailure: true });
+    console.log(`fuzzed: FUZZ_SEED=${SEED} FUZZ_RUNS=${runs} (${expect.getState().currentTestName})`);
   } catch (error) {
     const { message, cause } = error as Error;
     const why = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : '';
@@ -423,6 +424,18 @@ const queryString = fc.oneof(
     ),
 );
 
+/** One control character (Unicode Cc: U+0000–U+001F, U+007F–U+009F). */
+const controlCharacter = fc
+  .oneof(fc.integer({ min: 0, max: 0x1f }), fc.integer({ min: 0x7f, max: 0x9f }))
+  .map((code) => String.fromCharCode(code));
+
+/** `value` with a control character put in at some position (start, middle or end). */
+const withControlCharacter = (value: string) =>
+  fc.tuple(fc.nat(), controlCharacter).map(([at, char]) => {
+    const index = at % (value.length + 1);
+    return value.slice(0, index) + char + value.slice(index);
+  });
+
 // ---- the suite ----------------------------------------------------------------------------------
 
 /**
@@ -729,6 +742,166 @@ describe('fuzzing every public endpoint', () => {
     );
     expect(await authWrites()).toEqual(before);
     if (RUNS >= 50) expect(issued).toBeGreaterThan(0);
+  });
+
+  it('a control character in any string field of any endpoint is 400 before storage; token attempts are still audited', async () => {
+    const before = await counts();
+    const audited = async () =>
+      Number((await authDb.query<{ n: string }>('select count(*) as n from login_audit')).rows[0].n);
+    /** Every endpoint with its string fields, each given a valid value the control character goes into. */
+    const json = (target: string, body: Record<string, unknown>, token = adminToken) => ({
+      method: 'POST',
+      target,
+      token,
+      body,
+    });
+    const endpoints = [
+      json('/v2/users', {
+        email: 'cc@fuzz.test',
+        display_name: 'Control',
+        roles: ['viewer'],
+        profile: { locale: 'en-GB', timezone: 'Europe/Berlin' },
+      }),
+      json('/v2/users/me/password', { password: 'new-password-1' }, 'a'.repeat(43)),
+      json('/v2/users/me/mfa/totp', { password: ADMIN_PASSWORD }, userToken),
+      json('/v2/users/me/mfa/totp/confirm', { code: '123456' }, userToken),
+      json(`/v2/users/${org.admin_user_id}/reset-password`, { send_email: false, note: 'x' }),
+    ];
+    const fieldPaths = (value: unknown, path: string[] = []): string[][] =>
+      typeof value === 'string'
+        ? [path]
+        : typeof value === 'object' && value !== null
+          ? Object.entries(value).flatMap(([key, inner]) => fieldPaths(inner, [...path, key]))
+          : [];
+    const setAt = (value: unknown, path: string[], to: string): unknown => {
+      if (path.length === 0) return to;
+      const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Record<string, unknown>;
+      copy[path[0]] = setAt(copy[path[0]], path.slice(1), to);
+      return copy;
+    };
+    const getAt = (value: unknown, path: string[]): string =>
+      path.reduce<unknown>((inner, key) => (inner as Record<string, unknown>)[key], value) as string;
+    const bodyCases = endpoints.flatMap((endpoint) => fieldPaths(endpoint.body).map((path) => ({ ...endpoint, path })));
+    await check(
+      fc.asyncProperty(
+        fc
+          .constantFrom(...bodyCases)
+          .chain((endpoint) =>
+            withControlCharacter(getAt(endpoint.body, endpoint.path)).map((value) => ({ endpoint, value })),
+          ),
+        async ({ endpoint, value }) => {
+          const answer = await send({
+            method: endpoint.method,
+            target: endpoint.target,
+            headers: [
+              ['Content-Type', 'application/json'],
+              ['Authorization', `Bearer ${endpoint.token}`],
+              ['X-Forwarded-For', clientIp()],
+            ],
+            body: JSON.stringify(setAt(endpoint.body, endpoint.path, value)),
+          });
+          const problem = JSON.parse(answer.body) as { code: string; errors?: Array<{ field: string }> };
+          expect({ target: endpoint.target, status: answer.status, code: problem.code }).toEqual({
+            target: endpoint.target,
+            status: 400,
+            code: 'validation_failed',
+          });
+          expect(problem.errors?.map((error) => error.field)).toEqual([endpoint.path.join('.')]);
+        },
+      ),
+    );
+    // Path parameters and query strings: percent-encoded control characters.
+    await check(
+      fc.asyncProperty(
+        controlCharacter.map((char) => encodeURIComponent(char)),
+        fc.constantFrom(
+          (cc: string) => `/v2/users/${cc}`,
+          (cc: string) => `/v2/users/ab${cc}cd/reset-password`,
+          (cc: string) => `/v2/system/quota?dimension=api${cc}`,
+          (cc: string) => `/activate?token=${cc}abc`,
+        ),
+        async (cc, target) => {
+          const path = target(cc);
+          const answer = await send({
+            method: path.includes('reset-password') ? 'POST' : 'GET',
+            target: path,
+            headers: [
+              ['Authorization', `Bearer ${adminToken}`],
+              ['X-Forwarded-For', clientIp()],
+              ['Content-Type', 'application/json'],
+            ],
+            body: path.includes('reset-password') ? '{}' : undefined,
+          });
+          expect({ path, status: answer.status, code: (JSON.parse(answer.body) as { code: string }).code }).toEqual({
+            path,
+            status: 400,
+            code: 'validation_failed',
+          });
+        },
+      ),
+      Math.max(20, RUNS / 2),
+    );
+    expect(await counts()).toEqual(before);
+
+    // The token endpoint: every parameter (JSON or form) and the HTTP Basic user reach auth, which
+    // refuses them with invalid_request and records the attempt, the control character escaped.
+    const tokenFields = [
+      'grant_type',
+      'username',
+      'password',
+      'scope',
+      'mfa_code',
+      'client_id',
+      'client_secret',
+      'refresh_token',
+      'code',
+      'redirect_uri',
+      'code_verifier',
+    ];
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(...tokenFields, 'basic'),
+        fc.boolean(),
+        controlCharacter,
+        async (field, form, char) => {
+          const username = `cc-${(address += 1)}@fuzz.test`;
+          const fields: Record<string, string> = { grant_type: 'password', username, password: 'wrong-password-1' };
+          const headers: Array<[string, string]> = [
+            ['Content-Type', form ? 'application/x-www-form-urlencoded' : 'application/json'],
+            ['X-Forwarded-For', clientIp()],
+          ];
+          if (field === 'basic') {
+            headers.push([
+              'Authorization',
+              `Basic ${Buffer.from(`${encodeURIComponent(`web${char}`)}:s`).toString('base64')}`,
+            ]);
+          } else {
+            fields[field] = `${fields[field] ?? 'x'}${char}`;
+          }
+          const auditedBefore = await audited();
+          const answer = await send({
+            method: 'POST',
+            target: '/v2/auth/token',
+            headers,
+            body: form ? new URLSearchParams(fields).toString() : JSON.stringify(fields),
+          });
+          expect({ field, status: answer.status, code: (JSON.parse(answer.body) as { code: string }).code }).toEqual({
+            field,
+            status: 400,
+            code: 'invalid_request',
+          });
+          expect(await audited()).toBe(auditedBefore + 1);
+          if (field === 'username') {
+            const { rows } = await authDb.query<{ username: string }>(
+              'select username from login_audit order by at desc limit 1',
+            );
+            const escape = `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+            expect(rows[0].username).toBe(`${username}${escape}`.toLowerCase());
+          }
+        },
+      ),
+      Math.max(40, RUNS / 2),
+    );
   });
 
   it('POST /v2/auth/token: a parameter of tens of KiB is invalid_request, not an error the backend cannot carry', async () => {

@@ -21,6 +21,7 @@ import { AuthenticateHook } from './auth/authenticate.hook';
 import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { HealthReporter } from './health/health-reporter';
+import { refuseControlCharacters } from './http/control-characters';
 import { clientError, frameworkError } from './http/framework-errors';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared } from './http/route-declarations';
@@ -94,6 +95,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const rateLimits = app.get(RateLimitHook);
   fastify.addHook('onRequest', (request, reply) => authenticate.handle(request, reply));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
+  refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));
   await app.listen(config.GATEWAY_PORT, config.BIND_HOST);

@@ -1,7 +1,7 @@
 import { Caller, requireRole } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
-import { DomainError } from '@acct/problem';
+import { DomainError, escapeControlCharacters } from '@acct/problem';
 import { Injectable, Logger } from '@nestjs/common';
 
 import { AUTHORIZE } from '../metrics/auth-metrics';
@@ -16,6 +16,9 @@ export interface AuditedRequest {
   deviceId: string;
   userAgent: string;
 }
+
+/** What was sent, storable and readable: control characters escaped (`\\u0000`), then cut to `max`. */
+const safe = (value: string, max: number) => escapeControlCharacters(value).slice(0, max);
 
 /** Requests whose username is recorded: the password grant and the login page's sign-in. */
 const PASSWORD_LOGINS = new Set(['password', AUTHORIZE]);
@@ -45,14 +48,16 @@ export class LoginAudit {
     try {
       await this.repository.add({
         at: this.clock.date(),
-        grantType: request.grantType.slice(0, 40),
-        username: PASSWORD_LOGINS.has(request.grantType) ? request.username.trim().toLowerCase().slice(0, 320) : '',
+        grantType: safe(request.grantType, 40),
+        username: PASSWORD_LOGINS.has(request.grantType)
+          ? safe(escapeControlCharacters(request.username).trim().toLowerCase(), 320)
+          : '',
         subject: result.subject ?? null,
         orgId: result.orgId ?? null,
-        clientId: request.clientId.slice(0, 200),
-        clientIp: request.clientIp.slice(0, 64),
-        deviceId: request.deviceId.slice(0, 200),
-        userAgent: request.userAgent.slice(0, 400),
+        clientId: safe(request.clientId, 200),
+        clientIp: safe(request.clientIp, 64),
+        deviceId: safe(request.deviceId, 200),
+        userAgent: safe(request.userAgent, 400),
         outcome: result.outcome,
         reason: result.reason,
       });

@@ -1,4 +1,4 @@
-import { DomainError } from '@acct/problem';
+import { DomainError, hasControlCharacter } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 import { decodeJwt } from 'jose';
 
@@ -67,9 +67,39 @@ export class TokenService {
   }
 
   private dispatch(request: TokenRequest): Promise<TokenSet> {
+    refuseControlCharacters(request);
     if (!request.grantType) throw OAuthErrors.invalidRequest('The grant_type parameter is required.');
     const grant = this.grants.get(request.grantType);
     if (!grant) throw OAuthErrors.unsupportedGrantType(request.grantType);
     return grant.issue(request);
+  }
+}
+
+/** The request's parameters as the client named them (RFC 6749), for the refusal's description. */
+const PARAMETERS: ReadonlyArray<[keyof TokenRequest, string]> = [
+  ['grantType', 'grant_type'],
+  ['username', 'username'],
+  ['password', 'password'],
+  ['scope', 'scope'],
+  ['mfaCode', 'mfa_code'],
+  ['clientId', 'client_id'],
+  ['clientSecret', 'client_secret'],
+  ['refreshToken', 'refresh_token'],
+  ['code', 'code'],
+  ['redirectUri', 'redirect_uri'],
+  ['codeVerifier', 'code_verifier'],
+];
+
+/**
+ * No parameter holds a control character (U+0000–U+001F, U+007F–U+009F): `400 invalid_request`
+ * before any lookup, so neither identity nor auth's database ever sees one (Postgres refuses U+0000
+ * in text). The attempt is audited like any refusal, its values escaped (`LoginAudit`).
+ */
+function refuseControlCharacters(request: TokenRequest): void {
+  for (const [field, parameter] of PARAMETERS) {
+    const value = request[field];
+    if (typeof value === 'string' && hasControlCharacter(value)) {
+      throw OAuthErrors.invalidRequest(`${parameter} must not contain control characters.`);
+    }
   }
 }

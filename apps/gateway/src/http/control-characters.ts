@@ -1,0 +1,38 @@
+import { fieldsWithControlCharacters, validationFailed } from '@acct/problem';
+import type { FastifyInstance } from 'fastify';
+
+import { sendProblem } from './problem';
+
+/**
+ * Routes whose backend refuses control characters itself, so the attempt is still recorded: the token
+ * endpoint's parameters reach auth, which answers `400 invalid_request` and writes the login audit
+ * with the values escaped.
+ */
+const REFUSED_BY_BACKEND = new Set(['/v2/auth/token']);
+
+/**
+ * No field of any request (path parameters, query, JSON or form body) may hold a control character
+ * (U+0000–U+001F, U+007F–U+009F): `400 validation_failed` naming each such field, after the rate
+ * limit and before any controller, so none reaches a backend or a database (Postgres refuses U+0000
+ * in text outright).
+ */
+export function refuseControlCharacters(fastify: FastifyInstance): void {
+  fastify.addHook('preValidation', async (request, reply) => {
+    // An unknown path stays 404 whatever it holds; the token endpoint's backend judges its own.
+    if (request.is404 || REFUSED_BY_BACKEND.has(request.routeOptions.url ?? '')) return;
+    const fields = [
+      ...fieldsWithControlCharacters(request.params, 'path'),
+      ...fieldsWithControlCharacters(request.query, 'query'),
+      ...fieldsWithControlCharacters(request.body, '').map((field) => (field === '(value)' ? '(body)' : field)),
+    ];
+    if (fields.length === 0) return;
+    return sendProblem(
+      request,
+      reply,
+      validationFailed(
+        fields.map((field) => ({ field, message: 'must not contain control characters' })),
+        'The request has fields with control characters.',
+      ),
+    );
+  });
+}
