@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { request, TestStack, totp } from '@acct/testing';
+import { request, TestStack, totp, waitFor } from '@acct/testing';
 import { Browser, BrowserContext, chromium } from 'playwright-core';
 import { ResourceOwnerPassword } from 'simple-oauth2';
 
@@ -15,6 +15,8 @@ const APP = 'https://app.oauth.test/callback';
 const LOOPBACK = 'http://127.0.0.1/callback';
 const ADMIN_PASSWORD = 'admin-password-1';
 const MEMBER_PASSWORD = 'member-password-1';
+/** Issue 12: a revocation is effective at every gateway within 1 s. */
+const WITHIN_MS = 1000;
 
 interface Bootstrap {
   org_id: string;
@@ -265,7 +267,7 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       await context.close();
     });
 
-    it('signs in with e-mail, password and TOTP, exchanges the code and refreshes with rotation', async () => {
+    it('signs in with e-mail, password and TOTP, exchanges the code, refreshes with rotation and revokes', async () => {
       const started = await openidClient<{ authorizationUrl: string; verifier: string; state: string }>({
         op: 'start',
         clientId: spa.client_id,
@@ -331,6 +333,43 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect(refreshed.refresh_token).toMatch(/^[\w-]{43}$/);
       expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
       expect((await call(1, '/v2/users/me', { token: refreshed.access_token })).status).toBe(200);
+
+      // Introspection (a confidential client) sees the token; revoking the refresh token (the public
+      // client names itself) takes its family and the access tokens issued from it.
+      const introspect = (token: string, gateway: number) =>
+        openidClient<Record<string, unknown>>(
+          { op: 'introspect', clientId: server.client_id, clientSecret: server.client_secret, token },
+          gateway,
+        );
+      expect(await introspect(refreshed.access_token, 0)).toMatchObject({
+        active: true,
+        client_id: spa.client_id,
+        token_type: 'Bearer',
+        iss: ISSUER,
+      });
+      await openidClient(
+        { op: 'revoke', clientId: spa.client_id, token: refreshed.refresh_token, hint: 'refresh_token' },
+        1,
+      );
+      await Promise.all(
+        [0, 1].map((gateway) =>
+          waitFor(
+            `401 at gateway ${gateway}`,
+            async () =>
+              (await call(gateway, '/v2/users/me', { token: refreshed.access_token })).status === 401
+                ? true
+                : undefined,
+            { timeoutMs: WITHIN_MS, intervalMs: 25 },
+          ),
+        ),
+      );
+      for (const gateway of [0, 1])
+        expect(await introspect(refreshed.access_token, gateway)).toEqual({ active: false });
+      expect(await introspect(refreshed.refresh_token!, 0)).toEqual({ active: false });
+      const again = await call(0, '/v2/auth/token', {
+        body: { grant_type: 'refresh_token', client_id: spa.client_id, refresh_token: refreshed.refresh_token },
+      });
+      expect(again.status).toBe(400);
     }, 60_000);
 
     it('serves the login page in Simplified Chinese by default, with a strict CSP and no external assets', async () => {
@@ -438,7 +477,7 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect((await exchange({ code, redirect_uri: APP, code_verifier: verifier })).status).toBe(400);
     });
 
-    it('refuses a code used again and revokes the refresh token its first use issued', async () => {
+    it('refuses a code used again and revokes the tokens its first use issued, at both gateways within 1 s', async () => {
       const { code, verifier } = await codeOverHttp();
       const first = await exchange({ code, redirect_uri: APP, code_verifier: verifier }, 0);
       expect(first.status).toBe(200);
@@ -454,6 +493,16 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       });
       expect(refresh.status).toBe(400);
       expect(refresh.body).toMatchObject({ code: 'invalid_grant' });
+      const access = (first.body as unknown as Tokens).access_token;
+      await Promise.all(
+        [0, 1].map((gateway) =>
+          waitFor(
+            `401 at gateway ${gateway}`,
+            async () => ((await call(gateway, '/v2/users/me', { token: access })).status === 401 ? true : undefined),
+            { timeoutMs: WITHIN_MS, intervalMs: 25 },
+          ),
+        ),
+      );
     });
 
     it("refuses another client's code, even with that client's own valid authentication", async () => {

@@ -242,6 +242,38 @@ describe('the OpenAPI document against real responses', () => {
       const ip = clientIp();
       return exhaust(() => submitLogin(login, { username: 'nobody@openapi.test', password: 'wrong-1' }, ip));
     },
+    // POST /v2/auth/revoke and /v2/auth/introspect
+    'POST /v2/auth/revoke 200': () =>
+      call('/v2/auth/revoke', { body: { token: 'an-unknown-token', client_id: browserClient } }),
+    'POST /v2/auth/revoke 400': () => call('/v2/auth/revoke', { body: { client_id: browserClient } }),
+    'POST /v2/auth/revoke 401': () =>
+      call('/v2/auth/revoke', { body: { token: 'x', client_id: org.client_id, client_secret: 'not-the-secret' } }),
+    'POST /v2/auth/revoke 415': () =>
+      call('/v2/auth/revoke', { body: 'token=x', headers: { 'content-type': 'text/plain' } }),
+    'POST /v2/auth/revoke 429': () => {
+      const ip = clientIp();
+      return exhaust(() => call('/v2/auth/revoke', { ip, body: { token: 'x', client_id: browserClient } }));
+    },
+    'POST /v2/auth/introspect 200': () =>
+      call('/v2/auth/introspect', {
+        body: `token=${adminToken}`,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${org.client_id}:${org.client_secret}`).toString('base64')}`,
+        },
+      }),
+    'POST /v2/auth/introspect 400': () =>
+      call('/v2/auth/introspect', { body: { client_id: org.client_id, client_secret: org.client_secret! } }),
+    'POST /v2/auth/introspect 401': () =>
+      call('/v2/auth/introspect', { body: { token: 'x', client_id: org.client_id, client_secret: 'not-the-secret' } }),
+    'POST /v2/auth/introspect 415': () =>
+      call('/v2/auth/introspect', { body: 'token=x', headers: { 'content-type': 'text/plain' } }),
+    'POST /v2/auth/introspect 429': () => {
+      const ip = clientIp();
+      return exhaust(() =>
+        call('/v2/auth/introspect', { ip, body: { token: 'x', client_id: org.client_id, client_secret: 'wrong' } }),
+      );
+    },
     // GET /.well-known/oauth-authorization-server
     'GET /.well-known/oauth-authorization-server 200': () => call('/.well-known/oauth-authorization-server'),
     'GET /.well-known/oauth-authorization-server 304': async () => {
@@ -392,6 +424,11 @@ describe('the OpenAPI document against real responses', () => {
         body: { grant_type: 'password', username: 'admin@openapi.test', password: ADMIN_PASSWORD },
       }),
     'GET /v2/auth/jwks 503': () => call('/v2/auth/jwks'),
+    'POST /v2/auth/revoke 503': () => call('/v2/auth/revoke', { body: { token: 'x', client_id: browserClient } }),
+    'POST /v2/auth/introspect 503': () =>
+      call('/v2/auth/introspect', {
+        body: { token: 'x', client_id: org.client_id, client_secret: org.client_secret! },
+      }),
     'GET /v2/auth/authorize 503': () => call(`/v2/auth/authorize?${authorizeQuery()}`),
     'POST /v2/auth/authorize 503': () =>
       submitLogin(formBeforeOutage, { username: 'admin@openapi.test', password: ADMIN_PASSWORD }),

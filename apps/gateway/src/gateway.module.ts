@@ -15,6 +15,7 @@ import { RouteTable } from './http/route-table';
 import { MfaController } from './mfa/mfa.controller';
 import { AuthorizeController } from './oauth/authorize.controller';
 import { DiscoveryController } from './oauth/discovery.controller';
+import { TokenRevocationController } from './oauth/token-revocation.controller';
 import { QuotaController } from './quotas/quota.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
 import { TokenController } from './tokens/token.controller';
@@ -43,6 +44,7 @@ export class GatewayModule {
         MfaController,
         AuthorizeController,
         DiscoveryController,
+        TokenRevocationController,
       ],
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },

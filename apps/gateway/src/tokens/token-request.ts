@@ -29,20 +29,31 @@ export const MAX_PARAMETER_LENGTH = 1024;
 export const oauthError = (code: 'invalid_request' | 'invalid_client', description: string) =>
   new DomainError(code, description, { extensions: { error: code, error_description: description } });
 
-/**
- * The parameters of `POST /v2/auth/token` from a JSON or form body, and client credentials from HTTP
- * Basic (RFC 6749 §2.3.1). Unknown parameters are ignored, as RFC 6749 §3.2 asks; a known one sent
- * twice or not as a string is refused.
- */
+/** The parameters of `POST /v2/auth/token` (see `clientRequestParameters`); `grant_type` defaults to password. */
 export function tokenParameters(request: FastifyRequest): TokenParameters {
+  const parameters = clientRequestParameters(request, FIELDS);
+  parameters.grant_type ||= 'password';
+  return parameters;
+}
+
+/**
+ * The parameters of a client's request to the token, revocation or introspection endpoint from a
+ * JSON or form body, and client credentials from HTTP Basic (RFC 6749 §2.3.1). Unknown parameters
+ * are ignored, as RFC 6749 §3.2 asks; a known one sent twice or not as a string is refused.
+ */
+export function clientRequestParameters<Field extends string>(
+  request: FastifyRequest,
+  fields: readonly Field[],
+): Record<Field | 'client_id' | 'client_secret', string> {
+  type Parameters = Record<Field | 'client_id' | 'client_secret', string>;
   const mediaType = mediaTypeOf(request);
   if (mediaType !== FORM_CONTENT_TYPE && !isJsonMediaType(mediaType)) {
     throw new DomainError('unsupported_media_type', `Send the body as application/json or ${FORM_CONTENT_TYPE}.`);
   }
   if (!isPlainObject(request.body)) throw new DomainError('malformed_body', 'The request body must be an object.');
   const body = request.body;
-  const parameters = {} as TokenParameters;
-  for (const field of FIELDS) {
+  const parameters = {} as Parameters;
+  for (const field of new Set<Field | 'client_id' | 'client_secret'>([...fields, 'client_id', 'client_secret'])) {
     const value = body[field];
     if (value !== undefined && typeof value !== 'string') {
       throw oauthError('invalid_request', `${field} must be given once, as a string.`);
@@ -52,7 +63,6 @@ export function tokenParameters(request: FastifyRequest): TokenParameters {
     }
     parameters[field] = value ?? '';
   }
-  parameters.grant_type ||= 'password';
   const basic = basicCredentials(request.headers.authorization);
   if (basic) {
     if (parameters.client_secret) {
