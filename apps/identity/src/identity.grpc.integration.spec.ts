@@ -165,10 +165,42 @@ describe('identity over gRPC', () => {
         status: 'pending',
         roles: ['member'],
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        etag: expect.stringMatching(/^[A-Za-z0-9_-]{27}$/),
+        _etag: 'etag', // proto-loader's view of an optional field's presence
       },
     });
     const row = await app.get(PrismaService).user.findUniqueOrThrow({ where: { id: response.user!.id } });
     expect(row.passwordHash).toBeNull();
+  });
+
+  it('carries the administration calls: list, merge patch (null removes), disable, enable, delete', async () => {
+    const bearer = await adminToken();
+    const { user } = await call<identityV1.CreateUserResponse>(
+      'createUser',
+      { email: 'ops@example.com', displayName: 'Ops', roles: [], requestFingerprint: '', phone: '+44 20 7946 0958' },
+      bearer,
+    );
+    expect(user?.phone).toBe('+442079460958');
+    const patched = await call<identityV1.UpdateUserResponse>(
+      'updateUser',
+      { id: user?.id, ifMatch: [user?.etag], roles: { roles: ['viewer'] }, phone: {}, locale: { value: 'en-GB' } },
+      bearer,
+    );
+    expect(patched.user).toMatchObject({ roles: ['viewer'], displayName: 'Ops' });
+    expect(patched.user?.phone ?? undefined).toBeUndefined();
+    const stale = await failure(call('updateUser', { id: user?.id, ifMatch: [user?.etag], displayName: 'X' }, bearer));
+    expect(stale.code).toBe('precondition_failed');
+    const page = await call<identityV1.ListUsersResponse>('listUsers', { limit: 1 }, bearer);
+    expect(page.users.map((listed) => listed.id)).toEqual([user?.id]);
+    expect(page.nextCursor).not.toBe('');
+    const disabled = await call<identityV1.DisableUserResponse>('disableUser', { id: user?.id }, bearer);
+    expect(disabled.user?.status).toBe('disabled');
+    const enabled = await call<identityV1.EnableUserResponse>('enableUser', { id: user?.id }, bearer);
+    expect(enabled.user?.status).toBe('pending');
+    expect(await call('deleteUser', { id: user?.id, ifMatch: [enabled.user?.etag] }, bearer)).toEqual({});
+    expect((await failure(call('getUser', { id: user?.id }, bearer))).code).toBe('not_found');
+    const lastAdmin = await failure(call('disableUser', { id: adminId }, bearer));
+    expect({ code: lastAdmin.code, grpcStatus: lastAdmin.grpcStatus }).toEqual({ code: 'last_admin', grpcStatus: 9 });
   });
 
   it('replays with replayed: true, and a stored error with Idempotent-Replayed: true in its payload', async () => {

@@ -113,6 +113,7 @@ export class BootstrapService {
           id: newId(),
           email: valid.email,
           emailNormalized: valid.emailNormalized,
+          phone: null,
           displayName: valid.displayName,
           passwordHash,
           status: 'active',

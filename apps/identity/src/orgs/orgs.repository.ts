@@ -22,6 +22,14 @@ export class OrgsRepository {
   }
 
   /**
+   * Row-locks the org until the transaction ends: the one serial section of an org's admin changes,
+   * so two admins disabling each other at once are judged one after the other (the last-admin rule).
+   */
+  async lock(db: Db, id: string): Promise<void> {
+    if (isUuid(id)) await db.$queryRaw`SELECT id FROM orgs WHERE id = ${id}::uuid FOR UPDATE`;
+  }
+
+  /**
    * The org of this name, created with `id` when there is none (INSERT … ON CONFLICT DO NOTHING):
    * concurrent callers all end up with the same org.
    */

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
 import { Db } from '../prisma/transactions';
+import { normalizePhone } from '../users/phone';
 import { UserRecord } from '../users/user';
+import { normalizeEmail } from '../users/user-rules';
 import { toRecord } from '../users/users.repository';
 
 export interface Credentials {
@@ -11,14 +13,32 @@ export interface Credentials {
   passwordHash: string | null;
 }
 
+/** A login username as it is looked up: an e-mail (lower-cased) or a mobile number (E.164). */
+export type LoginName = { email: string } | { phone: string };
+
+/**
+ * Interface §4.2: the username is an e-mail or a mobile number. One with `@` is an e-mail; anything
+ * else is read as a phone in the spellings the users API accepts (`+86 138-0013-8000`, `0086…`), and
+ * when it is not one, as the e-mail nobody has.
+ */
+export function loginNameOf(username: string): LoginName {
+  if (!username.includes('@')) {
+    const phone = normalizePhone(username);
+    if ('phone' in phone) return { phone: phone.phone };
+  }
+  return { email: normalizeEmail(username) };
+}
+
 /** The login view of users: the only reader and writer of password hashes. */
 @Injectable()
 export class CredentialsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** By normalised e-mail, which is unique across all orgs (a login names no org). */
-  async findByEmail(emailNormalized: string): Promise<Credentials | null> {
-    const row = await this.prisma.user.findUnique({ where: { emailNormalized } });
+  /** By normalised e-mail or phone, each unique across all orgs (a login names no org). */
+  async find(name: LoginName): Promise<Credentials | null> {
+    const row = await this.prisma.user.findUnique({
+      where: 'phone' in name ? { phone: name.phone } : { emailNormalized: name.email },
+    });
     return row ? { user: toRecord(row), passwordHash: row.passwordHash } : null;
   }
 

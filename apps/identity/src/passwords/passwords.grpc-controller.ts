@@ -7,7 +7,7 @@ import { GrpcMethod } from '@nestjs/microservices';
 import { VerifyPasswordService } from './verify-password.service';
 
 @Controller()
-export class PasswordsGrpcController implements Pick<identityV1.IdentityServiceController, 'verifyPassword'> {
+export class PasswordsGrpcController implements Pick<identityV1.IdentityServiceController, 'verifyPassword' | 'resolveLoginKey'> {
   constructor(private readonly verifyPasswords: VerifyPasswordService) {}
 
   @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'verifyPassword')
@@ -16,5 +16,13 @@ export class PasswordsGrpcController implements Pick<identityV1.IdentityServiceC
     metadata?: Metadata,
   ): Promise<identityV1.VerifyPasswordResponse> {
     return this.verifyPasswords.verify(callerOf(metadata), request.email, request.password);
+  }
+
+  @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'resolveLoginKey')
+  async resolveLoginKey(
+    request: identityV1.ResolveLoginKeyRequest,
+    metadata?: Metadata,
+  ): Promise<identityV1.ResolveLoginKeyResponse> {
+    return { key: await this.verifyPasswords.loginKey(callerOf(metadata), request.username) };
   }
 }

@@ -5,6 +5,7 @@ import { DomainError } from '@acct/problem';
 
 import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from '../users/create-user.service';
+import { UserStatusService } from '../users/user-status.service';
 import { VerifyPasswordService } from './verify-password.service';
 
 jest.setTimeout(60_000);
@@ -28,6 +29,7 @@ describe('VerifyPassword against Postgres', () => {
       password: 'pending password',
       roles: [],
       requestFingerprint: '',
+      phone: '+86 138 0013 8000',
     });
     await users.create(acme.admin, {
       email: 'nopassword@example.com',
@@ -87,5 +89,50 @@ describe('VerifyPassword against Postgres', () => {
       code: 'insufficient_scope',
     });
     await expect(service.verify(user, 'admin@acme.example.com', 'x')).rejects.toBeInstanceOf(DomainError);
+  });
+
+  it.each(['+8613800138000', '+86 138-0013-8000', '0086 138 0013 8000', '+86 (138) 0013 8000'])(
+    'accepts the mobile number %p as the username and answers the same user as its e-mail',
+    async (username) => {
+      const byPhone = await service.verify(auth, username, 'pending password');
+      const byEmail = await service.verify(auth, 'pending@example.com', 'pending password');
+      expect(byPhone).toEqual(byEmail);
+      expect(byPhone.user?.phone).toBe('+8613800138000');
+    },
+  );
+
+  it('answers {valid:false} for a phone with the wrong password, a national number and an unknown phone', async () => {
+    const answers = await Promise.all([
+      service.verify(auth, '+8613800138000', 'wrong password'),
+      service.verify(auth, '13800138000', 'pending password'),
+      service.verify(auth, '+8613800138999', 'pending password'),
+    ]);
+    for (const answer of answers) expect(answer).toEqual({ valid: false, user: undefined });
+  });
+
+  it('answers a disabled user after a correct password only, with its status: auth refuses it', async () => {
+    const { user } = await identity.get(CreateUserService).create(acme.admin, {
+      email: 'disabled@example.com',
+      displayName: 'Disabled',
+      password: 'disabled password',
+      roles: [],
+      requestFingerprint: '',
+    });
+    await identity.get(UserStatusService).disable(acme.admin, user.id, []);
+    expect((await service.verify(auth, 'disabled@example.com', 'disabled password')).user?.status).toBe('disabled');
+    expect(await service.verify(auth, 'disabled@example.com', 'wrong password')).toEqual({ valid: false, user: undefined });
+  });
+
+  it('resolves the e-mail and the phone of one user to one login key, and unknown usernames to their normalised form', async () => {
+    const pending = await service.verify(auth, 'pending@example.com', 'pending password');
+    const key = `user:${pending.user?.id}`;
+    expect(await service.loginKey(auth, ' PENDING@example.com')).toBe(key);
+    expect(await service.loginKey(auth, '+86 138-0013-8000')).toBe(key);
+    expect(await service.loginKey(auth, '008613800138000')).toBe(key);
+    expect(await service.loginKey(auth, 'Nobody@Example.com')).toBe('email:nobody@example.com');
+    expect(await service.loginKey(auth, '+86 138 0013 8999')).toBe('phone:+8613800138999');
+    expect(await service.loginKey(auth, '138 0013 8999')).toBe('email:138 0013 8999');
+    const user = callerOf('user', acme.adminUserId, acme.orgId, ['users:read'], ['admin']);
+    await expect(service.loginKey(user, 'pending@example.com')).rejects.toMatchObject({ code: 'insufficient_scope' });
   });
 });

@@ -4,14 +4,14 @@ import { identityV1 } from '@acct/contracts';
 import { Injectable } from '@nestjs/common';
 
 import { toUserMessage } from '../users/user';
-import { normalizeEmail } from '../users/user-rules';
-import { CredentialsRepository } from './credentials.repository';
+import { CredentialsRepository, loginNameOf } from './credentials.repository';
 import { PasswordHasher } from './password-hasher';
 
 /**
- * Checks a login for the auth service (scope `internal:identity`). An unknown e-mail, a user without
- * a password and a wrong password all answer `{valid: false}` after the same argon2 work. A correct
- * password answers the user whatever its status: auth decides what `pending` means.
+ * Checks a login for the auth service (scope `internal:identity`). The username is an e-mail or a
+ * mobile number. An unknown username, a user without a password and a wrong password all answer
+ * `{valid: false}` after the same argon2 work. A correct password answers the user whatever its
+ * status: auth decides what `pending` and `disabled` mean.
  */
 @Injectable()
 export class VerifyPasswordService {
@@ -20,10 +20,23 @@ export class VerifyPasswordService {
     private readonly hasher: PasswordHasher,
   ) {}
 
-  async verify(caller: Caller, email: string, password: string): Promise<identityV1.VerifyPasswordResponse> {
+  async verify(caller: Caller, username: string, password: string): Promise<identityV1.VerifyPasswordResponse> {
     requireScope(caller, INTERNAL_IDENTITY_SCOPE);
-    const found = await this.credentials.findByEmail(normalizeEmail(email));
+    const found = await this.credentials.find(loginNameOf(username));
     const valid = await this.hasher.verifyOrBurn(found?.passwordHash ?? null, password);
     return valid && found ? { valid: true, user: toUserMessage(found.user) } : { valid: false, user: undefined };
+  }
+
+  /**
+   * The one key auth counts a username's failed logins under (contract §7: the lockout and the
+   * ceiling key on the user's canonical identity): `user:<id>` for a known user, so its e-mail and its
+   * phone share one count; the normalised username (`email:…`, `phone:…`) for nobody's.
+   */
+  async loginKey(caller: Caller, username: string): Promise<string> {
+    requireScope(caller, INTERNAL_IDENTITY_SCOPE);
+    const name = loginNameOf(username);
+    const found = await this.credentials.find(name);
+    if (found) return `user:${found.user.id}`;
+    return 'phone' in name ? `phone:${name.phone}` : `email:${name.email}`;
   }
 }

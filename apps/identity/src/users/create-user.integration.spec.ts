@@ -59,6 +59,7 @@ describe('CreateUser against Postgres', () => {
       status: 'pending',
       roles: ['member'],
       createdAt: before.toISOString(),
+      etag: expect.stringMatching(/^[A-Za-z0-9_-]{27}$/),
     });
     const row = await prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     expect(row).toMatchObject({

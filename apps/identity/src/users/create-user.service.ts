@@ -19,6 +19,7 @@ import { OutboxRepository } from '../outbox/outbox.repository';
 import { PasswordHasher } from '../passwords/password-hasher';
 import { Transactions } from '../prisma/transactions';
 import { UsersQuota } from '../quota/users-quota';
+import { CallerRoles } from './caller-roles';
 import { toUserMessage } from './user';
 import { NewUserRequest, validateNewUser, ValidNewUser } from './user-rules';
 import { UsersRepository } from './users.repository';
@@ -47,6 +48,9 @@ const storedUser = z.object({
   status: z.string(),
   roles: z.array(z.string()),
   createdAt: z.string(),
+  phone: z.string().optional(),
+  /** Answers stored before entity tags existed have none. */
+  etag: z.string().default(''),
 });
 
 const createdUser: OutcomeCodec<identityV1.User> = {
@@ -79,6 +83,7 @@ export class CreateUserService {
     private readonly relay: OutboxRelay,
     private readonly passwordSetTokens: PasswordSetTokensRepository,
     private readonly quota: UsersQuota,
+    private readonly callerRoles: CallerRoles,
     private readonly clock: Clock,
   ) {}
 
@@ -135,6 +140,7 @@ export class CreateUserService {
           id: newId(),
           email: user.email,
           emailNormalized: user.emailNormalized,
+          phone: user.phone,
           displayName: user.displayName,
           passwordHash,
           status: 'pending',
@@ -179,22 +185,9 @@ export class CreateUserService {
     }
     const org = await this.orgs.findById(caller.orgId);
     if (!org) throw forbidden('Your organization does not exist.');
-    if (!mayGrant(await this.rolesOf(caller), user.roles)) {
+    if (!mayGrant(await this.callerRoles.of(caller), user.roles)) {
       throw forbidden('You may not grant a role above your own.');
     }
     return org;
-  }
-
-  /** What the caller holds now: a user's current roles (not the token's), a client's configured roles. */
-  private async rolesOf(caller: Caller): Promise<readonly string[]> {
-    switch (caller.kind) {
-      case 'user': {
-        const self = await this.users.findInOrg(caller.orgId, caller.subject);
-        if (!self) throw forbidden('Your account does not exist in this organization.');
-        return self.roles;
-      }
-      case 'client':
-        return caller.roles;
-    }
   }
 }

@@ -2,16 +2,17 @@ import { isUniqueViolation } from '@acct/database';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
-import { User } from '../generated/prisma/client';
+import { Prisma, User } from '../generated/prisma/client';
 import { isUuid } from '../ids';
 import { PrismaService } from '../prisma/prisma.service';
 import { Db } from '../prisma/transactions';
-import { UserRecord, UserStatus } from './user';
+import { isUserStatus, UserRecord, UserStatus } from './user';
 
 export interface NewUserRecord {
   id: string;
   email: string;
   emailNormalized: string;
+  phone: string | null;
   displayName: string;
   passwordHash: string | null;
   status: UserStatus;
@@ -22,20 +23,96 @@ export interface NewUserRecord {
   activatedAt: Date | null;
 }
 
+/** What an admin may change of a user (contract §7), already checked; absent members stay. */
+export interface UserChanges {
+  displayName?: string;
+  roles?: string[];
+  locale?: string;
+  timeZone?: string;
+  phone?: string | null;
+  status?: UserStatus;
+}
+
+/** Where a page of ListUsers starts: after this user, in (created_at desc, id desc) order. */
+export interface UserPosition {
+  createdAt: Date;
+  id: string;
+}
+
+export interface UserFilter {
+  status?: UserStatus;
+  /** An e-mail prefix or a display_name substring, case-insensitive. */
+  q?: string;
+}
+
+/** `\`, `%` and `_` taken literally in a LIKE pattern. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (character) => `\\${character}`);
+
+const emailTaken = () => new DomainError('email_taken', 'A user with this e-mail address already exists.');
+const phoneTaken = () => new DomainError('phone_taken', 'A user with this mobile number already exists.');
+
+/** The unique indexes' refusals as the contract names them; anything else is rethrown. */
+function uniquenessError(error: unknown): unknown {
+  if (isUniqueViolation(error, 'email_normalized')) return emailTaken();
+  if (isUniqueViolation(error, 'phone')) return phoneTaken();
+  return error;
+}
+
 /** Users, always within one org: every read takes the org id, so no query can cross tenants. */
 @Injectable()
 export class UsersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async findInOrg(orgId: string, id: string): Promise<UserRecord | null> {
+  async findInOrg(orgId: string, id: string, db: Db = this.prisma): Promise<UserRecord | null> {
     if (!isUuid(orgId) || !isUuid(id)) return null;
-    const row = await this.prisma.user.findFirst({ where: { id, orgId } });
+    const row = await db.user.findFirst({ where: { id, orgId } });
     return row ? toRecord(row) : null;
   }
 
   /**
-   * The database refuses a second user with the same normalised e-mail (unique index), however many
-   * requests race: that refusal is `email_taken`.
+   * The user, row-locked until the transaction ends (`SELECT … FOR UPDATE`): concurrent changes to it
+   * wait, so a check of its state (its entity tag) holds for the change that follows.
+   */
+  async lockInOrg(db: Prisma.TransactionClient, orgId: string, id: string): Promise<UserRecord | null> {
+    if (!isUuid(orgId) || !isUuid(id)) return null;
+    const locked = await db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM users WHERE id = ${id}::uuid AND org_id = ${orgId}::uuid FOR UPDATE`;
+    return locked.length === 0 ? null : this.findInOrg(orgId, id, db);
+  }
+
+  /** Active users holding `admin` in the org. */
+  countActiveAdmins(db: Db, orgId: string): Promise<number> {
+    return db.user.count({ where: { orgId, status: 'active', roles: { has: 'admin' } } });
+  }
+
+  /**
+   * One page of the org's users, newest first: a single range scan of the index (org_id, created_at
+   * desc, id desc) from `after`, no OFFSET and no count, so page 5,000 costs what page 1 does. Users
+   * created while a client pages are newer than its cursor: they never shift the pages still to come.
+   */
+  async listInOrg(orgId: string, filter: UserFilter, after: UserPosition | undefined, limit: number) {
+    if (!isUuid(orgId)) return [];
+    const conditions = [Prisma.sql`org_id = ${orgId}::uuid`];
+    if (after) conditions.push(Prisma.sql`(created_at, id) < (${after.createdAt}, ${after.id}::uuid)`);
+    if (filter.status) conditions.push(Prisma.sql`status = ${filter.status}`);
+    if (filter.q) {
+      const q = likeLiteral(filter.q.toLowerCase());
+      conditions.push(Prisma.sql`(email_normalized LIKE ${`${q}%`} OR display_name ILIKE ${`%${q}%`})`);
+    }
+    const rows = await this.prisma.$queryRaw<User[]>`
+      SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
+             display_name AS "displayName", status, roles, locale, timezone,
+             created_at AS "createdAt", activated_at AS "activatedAt"
+      FROM users
+      WHERE ${Prisma.join(conditions, ' AND ')}
+      ORDER BY created_at DESC, id DESC
+      LIMIT ${limit}`;
+    return rows.map(toRecord);
+  }
+
+  /**
+   * The database refuses a second user with the same normalised e-mail or phone (unique indexes),
+   * however many requests race: that refusal is `email_taken` / `phone_taken`.
    */
   async create(orgId: string, user: NewUserRecord, db: Db = this.prisma): Promise<UserRecord> {
     try {
@@ -45,6 +122,7 @@ export class UsersRepository {
           orgId,
           email: user.email,
           emailNormalized: user.emailNormalized,
+          phone: user.phone,
           displayName: user.displayName,
           passwordHash: user.passwordHash,
           status: user.status,
@@ -57,11 +135,40 @@ export class UsersRepository {
       });
       return toRecord(row);
     } catch (error) {
-      if (isUniqueViolation(error, 'email_normalized')) {
-        throw new DomainError('email_taken', 'A user with this e-mail address already exists.');
-      }
-      throw error;
+      throw uniquenessError(error);
     }
+  }
+
+  /** Applies `changes` to a user the caller has locked (`lockInOrg`); a phone already taken is `phone_taken`. */
+  async update(
+    db: Prisma.TransactionClient,
+    user: UserRecord,
+    changes: UserChanges,
+    at: Date,
+  ): Promise<UserRecord> {
+    try {
+      const row = await db.user.update({
+        where: { id: user.id, orgId: user.orgId },
+        data: {
+          displayName: changes.displayName,
+          roles: changes.roles,
+          locale: changes.locale,
+          timezone: changes.timeZone,
+          phone: changes.phone,
+          status: changes.status,
+          updatedAt: at,
+        },
+      });
+      return toRecord(row);
+    } catch (error) {
+      throw uniquenessError(error);
+    }
+  }
+
+  /** Removes a locked user and its one-time password tokens: its e-mail and phone are free again. */
+  async delete(db: Prisma.TransactionClient, user: UserRecord): Promise<void> {
+    await db.passwordSetToken.deleteMany({ where: { userId: user.id } });
+    await db.user.delete({ where: { id: user.id, orgId: user.orgId } });
   }
 
   /** Where an e-mail is registered, in any org: only the operator's bootstrap asks this. */
@@ -71,16 +178,33 @@ export class UsersRepository {
   }
 }
 
-export function toRecord(row: User): UserRecord {
+type UserRow = Pick<
+  User,
+  | 'id'
+  | 'orgId'
+  | 'email'
+  | 'phone'
+  | 'displayName'
+  | 'status'
+  | 'roles'
+  | 'locale'
+  | 'timezone'
+  | 'createdAt'
+  | 'activatedAt'
+>;
+
+export function toRecord(row: UserRow): UserRecord {
   return {
     id: row.id,
     orgId: row.orgId,
     email: row.email,
+    phone: row.phone,
     displayName: row.displayName,
-    status: row.status === 'active' ? 'active' : 'pending',
+    status: isUserStatus(row.status) ? row.status : 'pending',
     roles: row.roles,
     locale: row.locale,
     timeZone: row.timezone,
     createdAt: row.createdAt,
+    activatedAt: row.activatedAt,
   };
 }

@@ -74,3 +74,13 @@ export async function increment(tx: Transaction, orgId: string, dimension: strin
     ON CONFLICT (org_id, dimension, name) DO UPDATE
       SET used = quota_usage.used + 1, reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`;
 }
+
+/** A counted quota (Users): one fewer, never below zero. */
+export async function decrement(tx: Transaction, orgId: string, dimension: string, name: string, at: Date) {
+  await tx.$executeRaw`
+    INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
+    VALUES (${orgId}, ${dimension}, ${name}, 0, ${at})
+    ON CONFLICT (org_id, dimension, name) DO UPDATE
+      SET used = GREATEST(quota_usage.used - 1, 0),
+          reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`;
+}

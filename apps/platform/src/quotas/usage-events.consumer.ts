@@ -1,16 +1,26 @@
-import { DurableConsumer, STREAMS, usageReported, USER_CREATED, userCreated } from '@acct/events';
+import {
+  DurableConsumer,
+  STREAMS,
+  usageReported,
+  USER_CREATED,
+  USER_DELETED,
+  userCreated,
+  userDeleted,
+} from '@acct/events';
 import { USERS_QUOTA } from '@acct/limits';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { JsMsg } from 'nats';
 import { z } from 'zod';
 
 import { PLATFORM_CONFIG, PlatformConfig } from '../config';
-import { increment, QuotasRepository, setGauge } from './quotas.repository';
+import { decrement, increment, QuotasRepository, setGauge } from './quotas.repository';
 
 /**
- * Usage from the bus: `platform.usage.reported` gauges from other platform services, and one more
- * "Users" per `identity.user.created`. Each event is applied once, by id; a malformed one is
- * rejected (never redelivered) and logged.
+ * Usage from the bus: `platform.usage.reported` gauges from other platform services, one more
+ * "Users" per `identity.user.created` and one fewer per `identity.user.deleted` (a disabled user
+ * still counts: it exists and may be enabled again). Each event is applied once, by id; a malformed
+ * one is rejected (never redelivered) and logged. Created and deleted come through one consumer, in
+ * stream order, so a user's deletion is never counted before its creation.
  */
 @Injectable()
 export class UsageEventsConsumer implements OnApplicationBootstrap, OnModuleDestroy {
@@ -34,9 +44,10 @@ export class UsageEventsConsumer implements OnApplicationBootstrap, OnModuleDest
         natsUrl: config.NATS_URL,
         name: 'platform-users',
         stream: STREAMS.identity,
-        durable: 'platform-users',
-        filterSubject: USER_CREATED,
-        handle: (message) => this.onUserCreated(message),
+        // Replaces the durable `platform-users` (created only); event ids it applied are not applied again.
+        durable: 'platform-user-count',
+        filterSubject: 'identity.user.>',
+        handle: (message) => this.onUserEvent(message),
         logger: this.logger,
       }),
     ];
@@ -60,11 +71,27 @@ export class UsageEventsConsumer implements OnApplicationBootstrap, OnModuleDest
     return 'ack' as const;
   }
 
+  /** `identity.user.created` and `.deleted` count; the other identity events are not usage. */
+  async onUserEvent(message: JsMsg) {
+    if (message.subject === USER_CREATED) return this.onUserCreated(message);
+    if (message.subject === USER_DELETED) return this.onUserDeleted(message);
+    return 'ack' as const;
+  }
+
   async onUserCreated(message: JsMsg) {
     const event = this.parse(userCreated, message);
     if (!event) return 'reject' as const;
     await this.repository.applyOnce(event.id, event.type, (tx) =>
       increment(tx, event.data.org_id, USERS_QUOTA.dimension, USERS_QUOTA.name, new Date(event.occurred_at)),
+    );
+    return 'ack' as const;
+  }
+
+  async onUserDeleted(message: JsMsg) {
+    const event = this.parse(userDeleted, message);
+    if (!event) return 'reject' as const;
+    await this.repository.applyOnce(event.id, event.type, (tx) =>
+      decrement(tx, event.data.org_id, USERS_QUOTA.dimension, USERS_QUOTA.name, new Date(event.occurred_at)),
     );
     return 'ack' as const;
   }

@@ -35,6 +35,8 @@ export interface CreateUserRequest {
   /** Idempotency-Key header, if any, and the request fingerprint (method, path, canonical JSON body). */
   idempotencyKey?: string | undefined;
   requestFingerprint: string;
+  /** A mobile number, normalised to E.164; unique across the platform. */
+  phone?: string | undefined;
 }
 
 export interface CreateUserResponse {
@@ -54,9 +56,89 @@ export interface GetUserResponse {
   user: User | undefined;
 }
 
+export interface ListUsersRequest {
+  /** pending | active | disabled; empty: all. */
+  status: string;
+  /** An e-mail prefix or a display_name substring, case-insensitive; empty: all. */
+  q: string;
+  /** 1–100; 0: 20. */
+  limit: number;
+  /** next_cursor of the previous page; empty: the first page. */
+  cursor: string;
+}
+
+export interface ListUsersResponse {
+  users: User[];
+  /** Empty on the last page. */
+  nextCursor: string;
+}
+
+/**
+ * A string member of a merge patch: absent = unchanged; present without value = null (removed or
+ * back to its default).
+ */
+export interface StringPatch {
+  value?: string | undefined;
+}
+
+export interface RoleList {
+  roles: string[];
+}
+
+export interface UpdateUserRequest {
+  id: string;
+  /** The If-Match entity tags (without quotes), or "*"; empty: unconditional. */
+  ifMatch: string[];
+  displayName?: string | undefined;
+  roles?: RoleList | undefined;
+  locale?: StringPatch | undefined;
+  timezone?: StringPatch | undefined;
+  phone?: StringPatch | undefined;
+}
+
+export interface UpdateUserResponse {
+  user: User | undefined;
+}
+
+export interface DisableUserRequest {
+  id: string;
+  /** As in UpdateUserRequest. */
+  ifMatch: string[];
+}
+
+export interface DisableUserResponse {
+  user: User | undefined;
+}
+
+export interface EnableUserRequest {
+  id: string;
+  ifMatch: string[];
+}
+
+export interface EnableUserResponse {
+  user: User | undefined;
+}
+
+export interface DeleteUserRequest {
+  id: string;
+  ifMatch: string[];
+}
+
+export interface DeleteUserResponse {
+}
+
 export interface VerifyPasswordRequest {
+  /** The login username: an e-mail or a mobile number (any spelling the users API accepts). */
   email: string;
   password: string;
+}
+
+export interface ResolveLoginKeyRequest {
+  username: string;
+}
+
+export interface ResolveLoginKeyResponse {
+  key: string;
 }
 
 export interface VerifyPasswordResponse {
@@ -70,11 +152,17 @@ export interface User {
   orgId: string;
   email: string;
   displayName: string;
-  /** pending | active */
+  /** pending | active | disabled */
   status: string;
   roles: string[];
   /** ISO 8601 UTC, milliseconds. */
   createdAt: string;
+  /** E.164, when the user has one. */
+  phone?:
+    | string
+    | undefined;
+  /** The strong entity tag of the user's current state (without quotes): changes with every change. */
+  etag?: string | undefined;
 }
 
 export interface SetPasswordRequest {
@@ -116,12 +204,47 @@ export interface IdentityServiceClient {
 
   getUser(request: GetUserRequest, metadata?: Metadata): Observable<GetUserResponse>;
 
+  /** The users of the caller's org, newest first, keyset-paginated (scope users:read, role admin). */
+
+  listUsers(request: ListUsersRequest, metadata?: Metadata): Observable<ListUsersResponse>;
+
   /**
-   * Checks a login; for the auth service only (scope `internal:identity`). An unknown e-mail and a
-   * wrong password give the same answer in about the same time.
+   * A merge patch of a user of the caller's org (scope users:write, role admin); with if_match, only
+   * while the user's etag is one of them (else FAILED_PRECONDITION precondition_failed).
+   */
+
+  updateUser(request: UpdateUserRequest, metadata?: Metadata): Observable<UpdateUserResponse>;
+
+  /**
+   * Disables / enables a user of the caller's org (scope users:write, role admin). A disabled user
+   * cannot sign in; the org's last active admin and the caller itself cannot be disabled (last_admin).
+   */
+
+  disableUser(request: DisableUserRequest, metadata?: Metadata): Observable<DisableUserResponse>;
+
+  enableUser(request: EnableUserRequest, metadata?: Metadata): Observable<EnableUserResponse>;
+
+  /**
+   * Deletes a user of the caller's org (scope users:write, role admin): its e-mail and phone are free
+   * again; same last-admin rule as DisableUser.
+   */
+
+  deleteUser(request: DeleteUserRequest, metadata?: Metadata): Observable<DeleteUserResponse>;
+
+  /**
+   * Checks a login; for the auth service only (scope `internal:identity`). The username is an e-mail
+   * or a mobile number. An unknown username and a wrong password give the same answer in about the
+   * same time.
    */
 
   verifyPassword(request: VerifyPasswordRequest, metadata?: Metadata): Observable<VerifyPasswordResponse>;
+
+  /**
+   * The one key a login username counts under (scope `internal:identity`): `user:<id>` for a known
+   * user, whichever of its e-mail or phone was typed; the normalised username otherwise.
+   */
+
+  resolveLoginKey(request: ResolveLoginKeyRequest, metadata?: Metadata): Observable<ResolveLoginKeyResponse>;
 
   /**
    * Sets a password with a one-time password:set token (activation link or reset) and makes a
@@ -171,15 +294,68 @@ export interface IdentityServiceController {
     metadata?: Metadata,
   ): Promise<GetUserResponse> | Observable<GetUserResponse> | GetUserResponse;
 
+  /** The users of the caller's org, newest first, keyset-paginated (scope users:read, role admin). */
+
+  listUsers(
+    request: ListUsersRequest,
+    metadata?: Metadata,
+  ): Promise<ListUsersResponse> | Observable<ListUsersResponse> | ListUsersResponse;
+
   /**
-   * Checks a login; for the auth service only (scope `internal:identity`). An unknown e-mail and a
-   * wrong password give the same answer in about the same time.
+   * A merge patch of a user of the caller's org (scope users:write, role admin); with if_match, only
+   * while the user's etag is one of them (else FAILED_PRECONDITION precondition_failed).
+   */
+
+  updateUser(
+    request: UpdateUserRequest,
+    metadata?: Metadata,
+  ): Promise<UpdateUserResponse> | Observable<UpdateUserResponse> | UpdateUserResponse;
+
+  /**
+   * Disables / enables a user of the caller's org (scope users:write, role admin). A disabled user
+   * cannot sign in; the org's last active admin and the caller itself cannot be disabled (last_admin).
+   */
+
+  disableUser(
+    request: DisableUserRequest,
+    metadata?: Metadata,
+  ): Promise<DisableUserResponse> | Observable<DisableUserResponse> | DisableUserResponse;
+
+  enableUser(
+    request: EnableUserRequest,
+    metadata?: Metadata,
+  ): Promise<EnableUserResponse> | Observable<EnableUserResponse> | EnableUserResponse;
+
+  /**
+   * Deletes a user of the caller's org (scope users:write, role admin): its e-mail and phone are free
+   * again; same last-admin rule as DisableUser.
+   */
+
+  deleteUser(
+    request: DeleteUserRequest,
+    metadata?: Metadata,
+  ): Promise<DeleteUserResponse> | Observable<DeleteUserResponse> | DeleteUserResponse;
+
+  /**
+   * Checks a login; for the auth service only (scope `internal:identity`). The username is an e-mail
+   * or a mobile number. An unknown username and a wrong password give the same answer in about the
+   * same time.
    */
 
   verifyPassword(
     request: VerifyPasswordRequest,
     metadata?: Metadata,
   ): Promise<VerifyPasswordResponse> | Observable<VerifyPasswordResponse> | VerifyPasswordResponse;
+
+  /**
+   * The one key a login username counts under (scope `internal:identity`): `user:<id>` for a known
+   * user, whichever of its e-mail or phone was typed; the normalised username otherwise.
+   */
+
+  resolveLoginKey(
+    request: ResolveLoginKeyRequest,
+    metadata?: Metadata,
+  ): Promise<ResolveLoginKeyResponse> | Observable<ResolveLoginKeyResponse> | ResolveLoginKeyResponse;
 
   /**
    * Sets a password with a one-time password:set token (activation link or reset) and makes a
@@ -219,7 +395,13 @@ export function IdentityServiceControllerMethods() {
     const grpcMethods: string[] = [
       "createUser",
       "getUser",
+      "listUsers",
+      "updateUser",
+      "disableUser",
+      "enableUser",
+      "deleteUser",
       "verifyPassword",
+      "resolveLoginKey",
       "setPassword",
       "checkPasswordSetToken",
       "requestPasswordReset",

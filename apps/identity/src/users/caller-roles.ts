@@ -1,0 +1,28 @@
+import { Caller } from '@acct/access-token';
+import { DomainError } from '@acct/problem';
+import { Injectable } from '@nestjs/common';
+
+import { Db } from '../prisma/transactions';
+import { UsersRepository } from './users.repository';
+
+/**
+ * What a caller holds now, for granting roles (the role ceiling of contract §3 and §7): a user's
+ * current roles in the database, not its token's (a token issued before a demotion cannot hand out
+ * more); a client's configured roles.
+ */
+@Injectable()
+export class CallerRoles {
+  constructor(private readonly users: UsersRepository) {}
+
+  async of(caller: Caller, db?: Db): Promise<readonly string[]> {
+    switch (caller.kind) {
+      case 'user': {
+        const self = await this.users.findInOrg(caller.orgId, caller.subject, db);
+        if (!self) throw new DomainError('forbidden', 'Your account does not exist in this organization.');
+        return self.roles;
+      }
+      case 'client':
+        return caller.roles;
+    }
+  }
+}

@@ -1,0 +1,473 @@
+import { Caller, scopesOfRoles } from '@acct/access-token';
+import { userDeleted, userDisabled } from '@acct/events';
+import { DomainError } from '@acct/problem';
+
+import { PrismaService } from '../prisma/prisma.service';
+import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
+import { CreateUserCommand, CreateUserService } from './create-user.service';
+import { DeleteUserService } from './delete-user.service';
+import { GetUserService } from './get-user.service';
+import { ListUsersQuery, ListUsersService } from './list-users.service';
+import { UpdateUserService } from './update-user.service';
+import { UserStatusService } from './user-status.service';
+
+jest.setTimeout(120_000);
+
+const failure = async (promise: Promise<unknown>): Promise<DomainError> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected a DomainError');
+};
+
+describe('Administration of an org’s users against Postgres (contract §7)', () => {
+  let identity: IdentityHarness;
+  let prisma: PrismaService;
+  let creator: CreateUserService;
+  let lists: ListUsersService;
+  let updates: UpdateUserService;
+  let statuses: UserStatusService;
+  let deletes: DeleteUserService;
+  let reads: GetUserService;
+  let acme: SeededOrg;
+  let globex: SeededOrg;
+  let sequence = 0;
+
+  const userCaller = (id: string, orgId: string, role: 'admin' | 'member' | 'viewer'): Caller =>
+    callerOf('user', id, orgId, scopesOfRoles([role]), [role]);
+
+  /** A user of `org`, created by its admin; each a second later than the one before. */
+  const create = async (org: SeededOrg, overrides: Partial<CreateUserCommand> = {}) => {
+    sequence += 1;
+    identity.clock.advance(1000);
+    const { user } = await creator.create(org.admin, {
+      email: `user${sequence}@${org === acme ? 'acme' : 'globex'}.example.com`,
+      displayName: `User ${sequence}`,
+      roles: [],
+      requestFingerprint: '',
+      ...overrides,
+    });
+    return user;
+  };
+
+  const list = (caller: Caller, query: Partial<ListUsersQuery> = {}) =>
+    lists.list(caller, { status: '', q: '', limit: 0, cursor: '', ...query });
+
+  /** Every page, following next_cursor; `between` runs after each page. */
+  const everyPage = async (caller: Caller, query: Partial<ListUsersQuery>, between?: () => Promise<unknown>) => {
+    const ids: string[] = [];
+    let cursor = '';
+    do {
+      const page = await list(caller, { ...query, cursor });
+      ids.push(...page.users.map((user) => user.id));
+      cursor = page.nextCursor;
+      await between?.();
+    } while (cursor !== '');
+    return ids;
+  };
+
+  const eventsOf = async (type: string, userId: string) =>
+    (await prisma.outboxEvent.findMany({ where: { type } })).filter(
+      (event) => (event.payload as { data: { user_id: string } }).data.user_id === userId,
+    );
+
+  beforeAll(async () => {
+    identity = await IdentityHarness.start();
+    prisma = identity.get(PrismaService);
+    creator = identity.get(CreateUserService);
+    lists = identity.get(ListUsersService);
+    updates = identity.get(UpdateUserService);
+    statuses = identity.get(UserStatusService);
+    deletes = identity.get(DeleteUserService);
+    reads = identity.get(GetUserService);
+    acme = await identity.seedOrg('acme');
+    globex = await identity.seedOrg('globex');
+  });
+
+  afterAll(async () => {
+    await identity?.close();
+  });
+
+  describe('who may administer', () => {
+    it('refuses members and viewers with forbidden, and tokens without the scope with insufficient_scope', async () => {
+      const member = await create(acme, { roles: ['member'] });
+      const viewer = await create(acme, { roles: ['viewer'] });
+      for (const caller of [
+        userCaller(member.id, acme.orgId, 'member'),
+        userCaller(viewer.id, acme.orgId, 'viewer'),
+      ]) {
+        expect((await failure(list(caller))).code).toBe('forbidden');
+        expect((await failure(statuses.disable(caller, member.id, []))).code).toMatch(/forbidden|insufficient_scope/);
+      }
+      const memberCaller = userCaller(member.id, acme.orgId, 'member');
+      expect((await failure(updates.update(memberCaller, viewer.id, [], { displayName: 'x' }))).code).toBe(
+        'insufficient_scope',
+      );
+      const readOnlyAdmin = { ...acme.admin, scopes: new Set(['users:read']) };
+      expect((await failure(deletes.delete(readOnlyAdmin, viewer.id, []))).code).toBe('insufficient_scope');
+      expect((await reads.get(acme.admin, viewer.id)).status).toBe('pending');
+    });
+
+    it('answers another org’s admin not_found for every change, as for a user that does not exist, and lists it nothing of ours', async () => {
+      const target = await create(acme);
+      const attempts = [
+        updates.update(globex.admin, target.id, [], { displayName: 'Taken over' }),
+        statuses.disable(globex.admin, target.id, []),
+        statuses.enable(globex.admin, target.id, []),
+        deletes.delete(globex.admin, target.id, []),
+      ];
+      for (const attempt of attempts) {
+        const error = await failure(attempt);
+        expect(error.toPayload()).toEqual((await failure(statuses.disable(globex.admin, crypto.randomUUID(), []))).toPayload());
+      }
+      expect(await reads.get(acme.admin, target.id)).toEqual(target);
+      expect((await everyPage(globex.admin, {})).includes(target.id)).toBe(false);
+    });
+
+    it('lets an admin client (client_credentials) administer its own org', async () => {
+      const client = callerOf('client', 'provisioner', acme.orgId, scopesOfRoles(['admin']), ['admin']);
+      const target = await create(acme);
+      expect((await statuses.disable(client, target.id, [])).status).toBe('disabled');
+      expect((await list(client, { status: 'disabled' })).users.map((user) => user.id)).toContain(target.id);
+    });
+  });
+
+  describe('ListUsers', () => {
+    let org: SeededOrg;
+    let admin: Caller;
+
+    beforeAll(async () => {
+      org = await identity.seedOrg('listing');
+    });
+
+    beforeEach(() => {
+      admin = org.admin;
+    });
+
+    it('lists newest first, 20 by default, and pages with an opaque cursor without skipping or repeating', async () => {
+      const created = [];
+      for (let index = 0; index < 45; index += 1) {
+        identity.clock.advance(1000);
+        const { user } = await creator.create(admin, {
+          email: `list${index}@listing.example.com`,
+          displayName: `Lister ${index}`,
+          roles: [],
+          requestFingerprint: '',
+        });
+        created.push(user.id);
+      }
+      const first = await list(admin);
+      expect(first.users).toHaveLength(20);
+      expect(first.users.map((user) => user.id)).toEqual(created.slice(-20).reverse());
+      expect(first.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
+      const all = await everyPage(admin, { limit: 7 });
+      expect(all).toEqual([...created].reverse().concat(org.adminUserId));
+    });
+
+    it('neither skips nor repeats a user while users are created during paging; the new ones are not in later pages', async () => {
+      const before = await everyPage(admin, { limit: 100 });
+      const added: string[] = [];
+      const paged = await everyPage(admin, { limit: 5 }, async () => {
+        identity.clock.advance(1000);
+        const { user } = await creator.create(admin, {
+          email: `during${added.length}@listing.example.com`,
+          displayName: 'Created while paging',
+          roles: [],
+          requestFingerprint: '',
+        });
+        added.push(user.id);
+      });
+      expect(paged).toEqual(before);
+      expect(new Set(paged).size).toBe(paged.length);
+      expect((await list(admin, { limit: 1 })).users[0]?.id).toBe(added.at(-1));
+    });
+
+    it('orders users created in the same millisecond by id, and pages through them exactly once', async () => {
+      const sameInstant = [];
+      for (let index = 0; index < 6; index += 1) {
+        const { user } = await creator.create(admin, {
+          email: `same${index}@listing.example.com`,
+          displayName: 'Same instant',
+          roles: [],
+          requestFingerprint: '',
+        });
+        sameInstant.push(user.id);
+      }
+      const paged = await everyPage(admin, { q: 'same', limit: 2 });
+      expect(paged).toEqual([...sameInstant].sort().reverse());
+    });
+
+    it('filters by status and by q (e-mail prefix or display_name substring, case-insensitive)', async () => {
+      identity.clock.advance(1000);
+      const { user: ada } = await creator.create(admin, {
+        email: 'Ada.Lovelace@Listing.example.com',
+        displayName: 'Countess of Lovelace',
+        roles: [],
+        requestFingerprint: '',
+      });
+      const { user: grace } = await creator.create(admin, {
+        email: 'grace@listing.example.com',
+        displayName: 'Grace 100% Hopper_',
+        roles: [],
+        requestFingerprint: '',
+      });
+      await statuses.disable(admin, grace.id, []);
+      const ids = async (query: Partial<ListUsersQuery>) => (await everyPage(admin, query)).sort();
+      expect(await ids({ q: 'ADA.L' })).toEqual([ada.id]);
+      expect(await ids({ q: 'lovelace' })).toEqual([ada.id]);
+      expect(await ids({ q: 'listing.example' })).toEqual([]);
+      expect(await ids({ q: '100%' })).toEqual([grace.id]);
+      expect(await ids({ q: '0% H' })).toEqual([grace.id]);
+      expect(await ids({ q: '%' })).toEqual([grace.id]);
+      expect(await ids({ q: 'r_' })).toEqual([grace.id]);
+      expect(await ids({ status: 'disabled' })).toEqual([grace.id]);
+      expect(await ids({ status: 'active' })).toEqual([org.adminUserId]);
+      expect(await ids({ status: 'disabled', q: 'ada' })).toEqual([]);
+    });
+
+    it.each([
+      [{ limit: 101 }, 'limit'],
+      [{ limit: -1 }, 'limit'],
+      [{ status: 'deleted' }, 'status'],
+      [{ cursor: 'not-a-cursor' }, 'cursor'],
+      [{ cursor: Buffer.from('{"t":1,"i":"x"}').toString('base64url') }, 'cursor'],
+      [{ q: 'x'.repeat(255) }, 'q'],
+    ])('refuses %j with validation_failed naming %s', async (query, field) => {
+      const error = await failure(list(admin, query));
+      expect(error.code).toBe('validation_failed');
+      expect(error.options.errors?.map((entry) => entry.field)).toEqual([field]);
+    });
+
+    it('answers the limit asked for, from 1 to 100', async () => {
+      expect((await list(admin, { limit: 1 })).users).toHaveLength(1);
+      expect((await list(admin, { limit: 100 })).users.length).toBeGreaterThan(50);
+    });
+
+    it('answers an empty last page without a cursor', async () => {
+      const everyone = await list(admin, { limit: 100 });
+      const rest = await list(admin, { cursor: everyone.nextCursor || encodeLast(everyone.users.at(-1)) });
+      expect(rest).toEqual({ users: [], nextCursor: '' });
+    });
+  });
+
+  describe('UpdateUser', () => {
+    it('applies a merge patch: only the members sent change, and null puts the profile back to its defaults', async () => {
+      const user = await create(acme, { profile: { locale: 'en-GB', timezone: 'Europe/London' } });
+      const updated = await updates.update(acme.admin, user.id, [], {
+        displayName: '  Renamed  ',
+        roles: ['viewer'],
+        locale: null,
+        phone: '+86 138-0013-8001',
+      });
+      expect(updated).toEqual({ ...user, displayName: 'Renamed', roles: ['viewer'], phone: '+8613800138001', etag: expect.any(String) });
+      const row = await prisma.user.findUniqueOrThrow({ where: { id: user.id } });
+      expect(row).toMatchObject({ locale: 'zh-CN', timezone: 'Europe/London', phone: '+8613800138001' });
+      const cleared = await updates.update(acme.admin, user.id, [], { phone: null, timezone: 'Asia/Tokyo' });
+      expect(cleared.phone).toBeUndefined();
+      expect(await prisma.user.findUniqueOrThrow({ where: { id: user.id } })).toMatchObject({ phone: null, timezone: 'Asia/Tokyo' });
+    });
+
+    it('changes the ETag with every change, also of fields the User does not show, and keeps it while nothing changes', async () => {
+      const user = await create(acme);
+      const read = await reads.get(acme.admin, user.id);
+      expect(read.etag).toBe(user.etag);
+      const relocated = await updates.update(acme.admin, user.id, [], { timezone: 'Europe/Paris' });
+      expect(relocated.etag).not.toBe(user.etag);
+      const same = await updates.update(acme.admin, user.id, [], { timezone: 'Europe/Paris' });
+      expect(same.etag).toBe(relocated.etag);
+    });
+
+    it('applies a patch whose If-Match is current (or *), and refuses a stale one with precondition_failed, changing nothing', async () => {
+      const user = await create(acme);
+      const renamed = await updates.update(acme.admin, user.id, [user.etag ?? ''], { displayName: 'First' });
+      const stale = await failure(updates.update(acme.admin, user.id, [user.etag ?? ''], { displayName: 'Second' }));
+      expect(stale.code).toBe('precondition_failed');
+      expect(stale.status).toBe(412);
+      expect((await reads.get(acme.admin, user.id)).displayName).toBe('First');
+      expect((await updates.update(acme.admin, user.id, ['other', renamed.etag ?? ''], { displayName: 'Third' })).displayName).toBe('Third');
+      expect((await updates.update(acme.admin, user.id, ['*'], { displayName: 'Fourth' })).displayName).toBe('Fourth');
+      expect((await failure(statuses.disable(acme.admin, user.id, [renamed.etag ?? '']))).code).toBe('precondition_failed');
+      expect((await failure(deletes.delete(acme.admin, user.id, ['W/"x"']))).code).toBe('precondition_failed');
+    });
+
+    it('lets exactly one of two concurrent patches with the same If-Match through', async () => {
+      const user = await create(acme);
+      const results = await Promise.allSettled(
+        ['One', 'Two'].map((displayName) => updates.update(acme.admin, user.id, [user.etag ?? ''], { displayName })),
+      );
+      expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+      const refused = results.find((result) => result.status === 'rejected');
+      expect((refused as PromiseRejectedResult).reason).toMatchObject({ code: 'precondition_failed' });
+    });
+
+    it('checks every field with the rules of creation and lists every failing one', async () => {
+      const user = await create(acme);
+      const error = await failure(
+        updates.update(acme.admin, user.id, [], {
+          displayName: ' ',
+          roles: ['owner', 'member', 'member'],
+          locale: 'not a tag!',
+          timezone: 'Mars/Olympus',
+          phone: '13800138000',
+        }),
+      );
+      expect(error.code).toBe('validation_failed');
+      expect(error.options.errors?.map((entry) => entry.field).sort()).toEqual(
+        ['display_name', 'phone', 'profile.locale', 'profile.timezone', 'roles', 'roles.0'].sort(),
+      );
+      expect((await failure(updates.update(acme.admin, user.id, [], { roles: [] }))).options.errors).toEqual([
+        { field: 'roles', message: 'must name at least one role' },
+      ]);
+    });
+
+    it('keeps the role ceiling, judged by the roles the caller holds now', async () => {
+      const target = await create(acme);
+      const demoted = await create(acme, { roles: ['admin'] });
+      await updates.update(acme.admin, demoted.id, [], { roles: ['member'] });
+      // Its token still says admin; the database says member: it may not grant admin.
+      const staleAdmin = userCaller(demoted.id, acme.orgId, 'admin');
+      expect((await failure(updates.update(staleAdmin, target.id, [], { roles: ['admin'] }))).code).toBe('forbidden');
+      expect((await updates.update(acme.admin, target.id, [], { roles: ['admin'] })).roles).toEqual(['admin']);
+    });
+
+    it('refuses a phone another user has, in any spelling, in any org, with phone_taken', async () => {
+      await create(globex, { phone: '+44 20 7946 0001' });
+      const user = await create(acme);
+      const error = await failure(updates.update(acme.admin, user.id, [], { phone: '0044-20-7946-0001' }));
+      expect(error.code).toBe('phone_taken');
+      expect(error.status).toBe(409);
+    });
+
+    it('refuses to take admin from the org’s last active admin (last_admin)', async () => {
+      const org = await identity.seedOrg('demotion');
+      const error = await failure(updates.update(org.admin, org.adminUserId, [], { roles: ['member'] }));
+      expect(error.code).toBe('last_admin');
+      expect(error.status).toBe(409);
+    });
+  });
+
+  describe('DisableUser, EnableUser', () => {
+    it('disables a user, writes identity.user.disabled in the same transaction, and enables it back to its status', async () => {
+      const pending = await create(acme);
+      const disabled = await statuses.disable(acme.admin, pending.id, []);
+      expect(disabled).toEqual({ ...pending, status: 'disabled', etag: expect.any(String) });
+      expect(disabled.etag).not.toBe(pending.etag);
+      const [event] = await eventsOf('identity.user.disabled', pending.id);
+      const parsed = userDisabled.parse(event?.payload);
+      expect(parsed.data).toEqual({ user_id: pending.id, org_id: acme.orgId, occurred_at: parsed.occurred_at });
+      expect(await statuses.disable(acme.admin, pending.id, [])).toEqual(disabled);
+      expect(await eventsOf('identity.user.disabled', pending.id)).toHaveLength(1);
+      expect((await statuses.enable(acme.admin, pending.id, [])).status).toBe('pending');
+      expect((await statuses.enable(acme.admin, pending.id, [])).status).toBe('pending');
+
+      const admin = await create(acme, { roles: ['admin'] });
+      await prisma.user.update({ where: { id: admin.id }, data: { status: 'active', activatedAt: new Date() } });
+      await statuses.disable(acme.admin, admin.id, []);
+      expect((await statuses.enable(acme.admin, admin.id, [])).status).toBe('active');
+    });
+
+    it('refuses an admin disabling itself, and the last active admin, with last_admin', async () => {
+      const org = await identity.seedOrg('lonely');
+      expect((await failure(statuses.disable(org.admin, org.adminUserId, []))).code).toBe('last_admin');
+      const client = callerOf('client', 'ops', org.orgId, scopesOfRoles(['admin']), ['admin']);
+      expect((await failure(statuses.disable(client, org.adminUserId, []))).code).toBe('last_admin');
+      expect((await failure(deletes.delete(client, org.adminUserId, []))).code).toBe('last_admin');
+      expect((await reads.get(org.admin, 'me')).status).toBe('active');
+    });
+
+    it('leaves exactly one active admin when two admins disable each other at once', async () => {
+      for (let round = 0; round < 5; round += 1) {
+        const org = await identity.seedOrg(`pair-${round}`);
+        const second = await creator.create(org.admin, {
+          email: `second@pair-${round}.example.com`,
+          displayName: 'Second admin',
+          roles: ['admin'],
+          requestFingerprint: '',
+        });
+        await prisma.user.update({ where: { id: second.user.id }, data: { status: 'active' } });
+        const secondCaller = userCaller(second.user.id, org.orgId, 'admin');
+        const results = await Promise.allSettled([
+          statuses.disable(org.admin, second.user.id, []),
+          statuses.disable(secondCaller, org.adminUserId, []),
+        ]);
+        expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+        expect((results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({
+          code: 'last_admin',
+        });
+        expect(await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } })).toBe(1);
+      }
+    });
+
+    it('leaves one active admin when three admins delete and disable each other at once', async () => {
+      const org = await identity.seedOrg('triangle');
+      const others = [];
+      for (const name of ['b', 'c']) {
+        const { user } = await creator.create(org.admin, {
+          email: `${name}@triangle.example.com`,
+          displayName: name,
+          roles: ['admin'],
+          requestFingerprint: '',
+        });
+        await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
+        others.push(user.id);
+      }
+      const [b = '', c = ''] = others;
+      await Promise.allSettled([
+        deletes.delete(org.admin, b, []),
+        statuses.disable(userCaller(b, org.orgId, 'admin'), c, []),
+        deletes.delete(userCaller(c, org.orgId, 'admin'), org.adminUserId, []),
+        statuses.disable(userCaller(c, org.orgId, 'admin'), b, []),
+      ]);
+      expect(await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } })).toBe(1);
+    });
+  });
+
+  describe('DeleteUser', () => {
+    it('deletes the user, frees its e-mail and phone, and writes identity.user.deleted in the same transaction', async () => {
+      const user = await create(acme, { email: 'Leaving@Acme.example.com', phone: '+33 6 12 34 56 78' });
+      await prisma.passwordSetToken.create({
+        data: { id: crypto.randomUUID(), userId: user.id, tokenHash: `hash-${user.id}`, expiresAt: new Date(Date.now() + 1e6) },
+      });
+      await deletes.delete(acme.admin, user.id, [user.etag ?? '']);
+      expect((await failure(reads.get(acme.admin, user.id))).code).toBe('not_found');
+      expect((await failure(deletes.delete(acme.admin, user.id, []))).code).toBe('not_found');
+      expect(await prisma.passwordSetToken.count({ where: { userId: user.id } })).toBe(0);
+      const [event] = await eventsOf('identity.user.deleted', user.id);
+      expect(userDeleted.parse(event?.payload).data).toMatchObject({ user_id: user.id, org_id: acme.orgId });
+      const again = await create(globex, { email: 'leaving@acme.example.com', phone: '+33612345678' });
+      expect(again).toMatchObject({ email: 'leaving@acme.example.com', phone: '+33612345678' });
+    });
+  });
+
+  describe('phone at creation', () => {
+    it('stores the E.164 form of every spelling and answers it in the User', async () => {
+      const spellings = ['+86 139-0013-8000', '0086 139 0013 8001', '+86 (139) 0013-8002', '+8613900138003'];
+      const users = [];
+      for (const phone of spellings) users.push(await create(acme, { phone }));
+      expect(users.map((user) => user.phone)).toEqual([
+        '+8613900138000',
+        '+8613900138001',
+        '+8613900138002',
+        '+8613900138003',
+      ]);
+      expect((await reads.get(acme.admin, users[0]?.id ?? '')).phone).toBe('+8613900138000');
+      expect((await create(acme)).phone).toBeUndefined();
+    });
+
+    it('refuses a national number without a country code, and a taken phone in another spelling', async () => {
+      const national = await failure(create(acme, { phone: '139 0013 8010' }));
+      expect(national.options.errors).toEqual([{ field: 'phone', message: expect.stringContaining('country code') }]);
+      await create(acme, { phone: '+8613900138011' });
+      expect((await failure(create(globex, { phone: '0086-139-0013-8011' }))).code).toBe('phone_taken');
+    });
+  });
+});
+
+/** A cursor just after `user`, built as the service builds them (for the empty last page). */
+function encodeLast(user: { createdAt: string; id: string } | undefined): string {
+  if (!user) throw new Error('no user');
+  return Buffer.from(JSON.stringify({ t: Date.parse(user.createdAt), i: user.id })).toString('base64url');
+}

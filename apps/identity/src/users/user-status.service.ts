@@ -1,0 +1,55 @@
+import { Caller } from '@acct/access-token';
+import { Clock } from '@acct/clock';
+import { identityV1 } from '@acct/contracts';
+import { USER_DISABLED } from '@acct/events';
+import { Injectable } from '@nestjs/common';
+
+import { OutboxRelay } from '../outbox/outbox.relay';
+import { OutboxRepository } from '../outbox/outbox.repository';
+import { toUserMessage } from './user';
+import { UserAdminChanges } from './user-admin';
+import { UsersRepository } from './users.repository';
+
+/**
+ * `DisableUser` / `EnableUser` (contract §7). A disabled user cannot sign in, and the
+ * `identity.user.disabled` event, written in the same transaction, has auth revoke its tokens. Both
+ * are idempotent: disabling a disabled user changes nothing and writes no event. Enabling gives back
+ * the status the user had: `active` once it has set a password, else `pending`.
+ */
+@Injectable()
+export class UserStatusService {
+  constructor(
+    private readonly changes: UserAdminChanges,
+    private readonly users: UsersRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly relay: OutboxRelay,
+    private readonly clock: Clock,
+  ) {}
+
+  async disable(caller: Caller, id: string, ifMatch: readonly string[]): Promise<identityV1.User> {
+    const user = await this.changes.run(caller, id, ifMatch, async (db, user) => {
+      if (user.status === 'disabled') return user;
+      await this.changes.keepAnAdmin(db, caller, user, 'disable');
+      const now = this.clock.date();
+      const disabled = await this.users.update(db, user, { status: 'disabled' }, now);
+      await this.outbox.append(
+        db,
+        USER_DISABLED,
+        { user_id: user.id, org_id: user.orgId, occurred_at: now.toISOString() },
+        now,
+      );
+      return disabled;
+    });
+    this.relay.nudge();
+    return toUserMessage(user);
+  }
+
+  async enable(caller: Caller, id: string, ifMatch: readonly string[]): Promise<identityV1.User> {
+    const user = await this.changes.run(caller, id, ifMatch, (db, user) =>
+      user.status === 'disabled'
+        ? this.users.update(db, user, { status: user.activatedAt ? 'active' : 'pending' }, this.clock.date())
+        : Promise.resolve(user),
+    );
+    return toUserMessage(user);
+  }
+}
