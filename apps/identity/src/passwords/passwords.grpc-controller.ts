@@ -7,7 +7,10 @@ import { GrpcMethod } from '@nestjs/microservices';
 import { VerifyPasswordService } from './verify-password.service';
 
 @Controller()
-export class PasswordsGrpcController implements Pick<identityV1.IdentityServiceController, 'verifyPassword' | 'resolveLoginKey'> {
+export class PasswordsGrpcController implements Pick<
+  identityV1.IdentityServiceController,
+  'verifyPassword' | 'resolveLoginKey'
+> {
   constructor(private readonly verifyPasswords: VerifyPasswordService) {}
 
   @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'verifyPassword')

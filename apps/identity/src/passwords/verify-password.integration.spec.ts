@@ -120,7 +120,10 @@ describe('VerifyPassword against Postgres', () => {
     });
     await identity.get(UserStatusService).disable(acme.admin, user.id, []);
     expect((await service.verify(auth, 'disabled@example.com', 'disabled password')).user?.status).toBe('disabled');
-    expect(await service.verify(auth, 'disabled@example.com', 'wrong password')).toEqual({ valid: false, user: undefined });
+    expect(await service.verify(auth, 'disabled@example.com', 'wrong password')).toEqual({
+      valid: false,
+      user: undefined,
+    });
   });
 
   it('resolves the e-mail and the phone of one user to one login key, and unknown usernames to their normalised form', async () => {

@@ -1,6 +1,7 @@
 import { Caller, scopesOfRoles } from '@acct/access-token';
 import { Clock, FakeClock } from '@acct/clock';
 import { METRICS_REGISTRY } from '@acct/observability';
+import { DomainError } from '@acct/problem';
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
@@ -105,4 +106,15 @@ export function callerOf(
     tokenId: `jti-${subject}`,
     expiresAt: Date.now() + 7_200_000,
   };
+}
+
+/** The DomainError a use case refused with; fails the test when it succeeded or threw anything else. */
+export async function domainFailure(promise: Promise<unknown>): Promise<DomainError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected a DomainError');
 }

@@ -1,12 +1,12 @@
 import { Caller, mayGrant } from '@acct/access-token';
-import { identityV1 } from '@acct/contracts';
 import { Clock } from '@acct/clock';
+import { identityV1 } from '@acct/contracts';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { CallerRoles } from './caller-roles';
-import { toUserMessage } from './user';
 import { USERS_WRITE_SCOPE } from './create-user.service';
+import { toUserMessage } from './user';
 import { requireAdmin, UserAdminChanges } from './user-admin';
 import { UserPatchRequest, validateUserPatch } from './user-rules';
 import { UsersRepository } from './users.repository';
@@ -25,7 +25,12 @@ export class UpdateUserService {
     private readonly clock: Clock,
   ) {}
 
-  async update(caller: Caller, id: string, ifMatch: readonly string[], patch: UserPatchRequest): Promise<identityV1.User> {
+  async update(
+    caller: Caller,
+    id: string,
+    ifMatch: readonly string[],
+    patch: UserPatchRequest,
+  ): Promise<identityV1.User> {
     requireAdmin(caller, USERS_WRITE_SCOPE);
     const valid = validateUserPatch(patch);
     return this.changes.run(caller, id, ifMatch, async (db, user) => {

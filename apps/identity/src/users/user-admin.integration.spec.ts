@@ -1,9 +1,8 @@
 import { Caller, scopesOfRoles } from '@acct/access-token';
 import { userDeleted, userDisabled } from '@acct/events';
-import { DomainError } from '@acct/problem';
 
 import { PrismaService } from '../prisma/prisma.service';
-import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
+import { callerOf, domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserCommand, CreateUserService } from './create-user.service';
 import { DeleteUserService } from './delete-user.service';
 import { GetUserService } from './get-user.service';
@@ -13,15 +12,7 @@ import { UserStatusService } from './user-status.service';
 
 jest.setTimeout(120_000);
 
-const failure = async (promise: Promise<unknown>): Promise<DomainError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  throw new Error('expected a DomainError');
-};
+const failure = domainFailure;
 
 describe('Administration of an org’s users against Postgres (contract §7)', () => {
   let identity: IdentityHarness;
@@ -95,10 +86,7 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
     it('refuses members and viewers with forbidden, and tokens without the scope with insufficient_scope', async () => {
       const member = await create(acme, { roles: ['member'] });
       const viewer = await create(acme, { roles: ['viewer'] });
-      for (const caller of [
-        userCaller(member.id, acme.orgId, 'member'),
-        userCaller(viewer.id, acme.orgId, 'viewer'),
-      ]) {
+      for (const caller of [userCaller(member.id, acme.orgId, 'member'), userCaller(viewer.id, acme.orgId, 'viewer')]) {
         expect((await failure(list(caller))).code).toBe('forbidden');
         expect((await failure(statuses.disable(caller, member.id, []))).code).toMatch(/forbidden|insufficient_scope/);
       }
@@ -121,7 +109,9 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       ];
       for (const attempt of attempts) {
         const error = await failure(attempt);
-        expect(error.toPayload()).toEqual((await failure(statuses.disable(globex.admin, crypto.randomUUID(), []))).toPayload());
+        expect(error.toPayload()).toEqual(
+          (await failure(statuses.disable(globex.admin, crypto.randomUUID(), []))).toPayload(),
+        );
       }
       expect(await reads.get(acme.admin, target.id)).toEqual(target);
       expect((await everyPage(globex.admin, {})).includes(target.id)).toBe(false);
@@ -262,12 +252,21 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
         locale: null,
         phone: '+86 138-0013-8001',
       });
-      expect(updated).toEqual({ ...user, displayName: 'Renamed', roles: ['viewer'], phone: '+8613800138001', etag: expect.any(String) });
+      expect(updated).toEqual({
+        ...user,
+        displayName: 'Renamed',
+        roles: ['viewer'],
+        phone: '+8613800138001',
+        etag: expect.any(String),
+      });
       const row = await prisma.user.findUniqueOrThrow({ where: { id: user.id } });
       expect(row).toMatchObject({ locale: 'zh-CN', timezone: 'Europe/London', phone: '+8613800138001' });
       const cleared = await updates.update(acme.admin, user.id, [], { phone: null, timezone: 'Asia/Tokyo' });
       expect(cleared.phone).toBeUndefined();
-      expect(await prisma.user.findUniqueOrThrow({ where: { id: user.id } })).toMatchObject({ phone: null, timezone: 'Asia/Tokyo' });
+      expect(await prisma.user.findUniqueOrThrow({ where: { id: user.id } })).toMatchObject({
+        phone: null,
+        timezone: 'Asia/Tokyo',
+      });
     });
 
     it('changes the ETag with every change, also of fields the User does not show, and keeps it while nothing changes', async () => {
@@ -287,9 +286,14 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect(stale.code).toBe('precondition_failed');
       expect(stale.status).toBe(412);
       expect((await reads.get(acme.admin, user.id)).displayName).toBe('First');
-      expect((await updates.update(acme.admin, user.id, ['other', renamed.etag ?? ''], { displayName: 'Third' })).displayName).toBe('Third');
+      expect(
+        (await updates.update(acme.admin, user.id, ['other', renamed.etag ?? ''], { displayName: 'Third' }))
+          .displayName,
+      ).toBe('Third');
       expect((await updates.update(acme.admin, user.id, ['*'], { displayName: 'Fourth' })).displayName).toBe('Fourth');
-      expect((await failure(statuses.disable(acme.admin, user.id, [renamed.etag ?? '']))).code).toBe('precondition_failed');
+      expect((await failure(statuses.disable(acme.admin, user.id, [renamed.etag ?? '']))).code).toBe(
+        'precondition_failed',
+      );
       expect((await failure(deletes.delete(acme.admin, user.id, ['W/"x"']))).code).toBe('precondition_failed');
     });
 
@@ -397,7 +401,9 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
         expect((results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({
           code: 'last_admin',
         });
-        expect(await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } })).toBe(1);
+        expect(
+          await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } }),
+        ).toBe(1);
       }
     });
 
@@ -421,7 +427,9 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
         deletes.delete(userCaller(c, org.orgId, 'admin'), org.adminUserId, []),
         statuses.disable(userCaller(c, org.orgId, 'admin'), b, []),
       ]);
-      expect(await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } })).toBe(1);
+      expect(await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } })).toBe(
+        1,
+      );
     });
   });
 
@@ -429,7 +437,12 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
     it('deletes the user, frees its e-mail and phone, and writes identity.user.deleted in the same transaction', async () => {
       const user = await create(acme, { email: 'Leaving@Acme.example.com', phone: '+33 6 12 34 56 78' });
       await prisma.passwordSetToken.create({
-        data: { id: crypto.randomUUID(), userId: user.id, tokenHash: `hash-${user.id}`, expiresAt: new Date(Date.now() + 1e6) },
+        data: {
+          id: crypto.randomUUID(),
+          userId: user.id,
+          tokenHash: `hash-${user.id}`,
+          expiresAt: new Date(Date.now() + 1e6),
+        },
       });
       await deletes.delete(acme.admin, user.id, [user.etag ?? '']);
       expect((await failure(reads.get(acme.admin, user.id))).code).toBe('not_found');

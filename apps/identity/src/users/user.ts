@@ -5,7 +5,8 @@ import { identityV1 } from '@acct/contracts';
 export const USER_STATUSES = ['pending', 'active', 'disabled'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
-export const isUserStatus = (value: string): value is UserStatus => (USER_STATUSES as readonly string[]).includes(value);
+export const isUserStatus = (value: string): value is UserStatus =>
+  (USER_STATUSES as readonly string[]).includes(value);
 
 /** A user as the service works with it; never a Prisma type, never the password hash. */
 export interface UserRecord {

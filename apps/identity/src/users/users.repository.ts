@@ -140,12 +140,7 @@ export class UsersRepository {
   }
 
   /** Applies `changes` to a user the caller has locked (`lockInOrg`); a phone already taken is `phone_taken`. */
-  async update(
-    db: Prisma.TransactionClient,
-    user: UserRecord,
-    changes: UserChanges,
-    at: Date,
-  ): Promise<UserRecord> {
+  async update(db: Prisma.TransactionClient, user: UserRecord, changes: UserChanges, at: Date): Promise<UserRecord> {
     try {
       const row = await db.user.update({
         where: { id: user.id, orgId: user.orgId },
