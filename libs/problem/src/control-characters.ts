@@ -10,16 +10,24 @@ export const escapeControlCharacters = (value: string): string =>
 
 /**
  * The dotted paths of every string in `input` (objects, arrays, nested) holding a control character,
- * keys included: `body.name`, `query.dimension`, `body.tags.2`.
+ * keys included: `body.name`, `query.dimension`, `body.tags.2`. Walks without recursion, so a body
+ * nested thousands of levels deep is no stack overflow.
  */
 export function fieldsWithControlCharacters(input: unknown, path = ''): string[] {
-  if (typeof input === 'string') return hasControlCharacter(input) ? [path || '(value)'] : [];
-  if (typeof input !== 'object' || input === null) return [];
   const found: string[] = [];
-  for (const [key, value] of Object.entries(input)) {
-    const field = path ? `${path}.${escapeControlCharacters(key)}` : escapeControlCharacters(key);
-    if (hasControlCharacter(key)) found.push(field);
-    else found.push(...fieldsWithControlCharacters(value, field));
+  const pending: Array<[unknown, string]> = [[input, path]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, at] = next;
+    if (typeof value === 'string') {
+      if (hasControlCharacter(value)) found.push(at || '(value)');
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    for (const [key, inner] of Object.entries(value).reverse()) {
+      const field = at ? `${at}.${escapeControlCharacters(key)}` : escapeControlCharacters(key);
+      if (hasControlCharacter(key)) found.push(field);
+      else pending.push([inner, field]);
+    }
   }
   return found;
 }
