@@ -170,6 +170,13 @@ function dechunk(data: Buffer): Buffer {
 function expectWellFormed(answer: RawAnswer, sent: RawRequest) {
   const context = `${sent.method} ${sent.target.slice(0, 300)} → ${answer.status} ${answer.body.slice(0, 500)}`;
   if (answer.status >= 500) throw new Error(`5xx for ${context}`);
+  // Every answer counts in a rate-limit group and says so, except what Node's HTTP parser refuses
+  // before any code runs (400/408/431 and the connection closed, see README "Hostile input").
+  const refusedByParser = [400, 408, 431].includes(answer.status) && answer.headers.connection === 'close';
+  const limitHeaders = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+  if (!refusedByParser && !limitHeaders.every((name) => /^\d+$/.test(answer.headers[name] ?? ''))) {
+    throw new Error(`no X-RateLimit-* headers for ${context}`);
+  }
   if (answer.status < 300) return;
   if (sent.method === 'HEAD') return;
   if (!/^application\/problem\+json/.test(answer.headers['content-type'] ?? '')) {
@@ -435,6 +442,64 @@ const withControlCharacter = (value: string) =>
     const index = at % (value.length + 1);
     return value.slice(0, index) + char + value.slice(index);
   });
+
+/** Every route's path as the router knows it (`:id` filled in when sent). */
+const ROUTES: Array<[string, string]> = [
+  ['GET', '/v2/system/health'],
+  ['GET', '/v2/system/quota'],
+  ['GET', '/v2/system/rate-limits'],
+  ['GET', '/v2/users/me'],
+  ['GET', '/v2/users/:id'],
+  ['POST', '/v2/users'],
+  ['POST', '/v2/users/:id/reset-password'],
+  ['POST', '/v2/users/me/password'],
+  ['POST', '/v2/users/me/mfa/totp'],
+  ['POST', '/v2/users/me/mfa/totp/confirm'],
+  ['POST', '/v2/auth/token'],
+  ['GET', '/v2/auth/jwks'],
+  ['GET', '/v2/openapi.json'],
+  ['GET', '/docs'],
+  ['GET', '/activate'],
+];
+
+type PathShape = (segments: string[], at: number) => string;
+/** Ways a path is bent: trailing and doubled slashes, dot segments, encoded slashes, case, long segments. */
+const pathShape = fc.constantFrom<[string, PathShape]>(
+  ['trailing slash', (segments) => `/${segments.join('/')}/`],
+  ['two trailing slashes', (segments) => `/${segments.join('/')}//`],
+  [
+    'doubled slash',
+    (segments, at) => `/${segments.map((part, index) => (index === at ? `/${part}` : part)).join('/')}`,
+  ],
+  ['leading double slash', (segments) => `//${segments.join('/')}`],
+  ['dot segment', (segments, at) => `/${[...segments.slice(0, at), '.', ...segments.slice(at)].join('/')}`],
+  ['dot-dot segment', (segments, at) => `/${[...segments.slice(0, at + 1), '..', ...segments.slice(at)].join('/')}`],
+  ['trailing dot', (segments) => `/${segments.join('/')}/.`],
+  ['encoded dot segment', (segments, at) => `/${[...segments.slice(0, at), '%2e', ...segments.slice(at)].join('/')}`],
+  ['encoded slash', (segments, at) => `/${segments.slice(0, at + 1).join('/')}%2F${segments.slice(at + 1).join('/')}`],
+  [
+    'encoded slash, lower case',
+    (segments, at) => `/${segments.slice(0, at + 1).join('%2f')}/${segments.slice(at + 1).join('/')}`,
+  ],
+  [
+    'encoded backslash',
+    (segments, at) => `/${segments.slice(0, at + 1).join('%5C')}/${segments.slice(at + 1).join('/')}`,
+  ],
+  [
+    'upper case segment',
+    (segments, at) => `/${segments.map((part, index) => (index === at ? part.toUpperCase() : part)).join('/')}`,
+  ],
+  ['upper case path', (segments) => `/${segments.join('/').toUpperCase()}`],
+  [
+    'long segment',
+    (segments, at) => `/${segments.map((part, index) => (index === at ? part + 'x'.repeat(5000) : part)).join('/')}`,
+  ],
+  ['long extra segment', (segments) => `/${segments.join('/')}/${'y'.repeat(120)}`],
+  ['semicolon parameter', (segments) => `/${segments.join('/')};a=b`],
+  ['encoded percent', (segments) => `/${segments.join('/')}%25`],
+  ['overlong percent', (segments) => `/${segments.join('/')}%`],
+  ['trailing slash and query', (segments) => `/${segments.join('/')}/?x=1`],
+);
 
 // ---- the suite ----------------------------------------------------------------------------------
 
@@ -763,7 +828,7 @@ describe('fuzzing every public endpoint', () => {
         profile: { locale: 'en-GB', timezone: 'Europe/Berlin' },
       }),
       json('/v2/users/me/password', { password: 'new-password-1' }, 'a'.repeat(43)),
-      json('/v2/users/me/mfa/totp', { password: ADMIN_PASSWORD }, userToken),
+      json('/v2/users/me/mfa/totp', { note: 'x' }, userToken),
       json('/v2/users/me/mfa/totp/confirm', { code: '123456' }, userToken),
       json(`/v2/users/${org.admin_user_id}/reset-password`, { send_email: false, note: 'x' }),
     ];
@@ -1069,6 +1134,57 @@ describe('fuzzing every public endpoint', () => {
       ),
     );
     expect(await counts()).toEqual(before);
+  });
+
+  it('path shapes (trailing and doubled slashes, dot segments, encoded slashes, case, long segments): never a 5xx', async () => {
+    // The paths issue 11 found answering 500: unknown paths, so 404 not_found.
+    for (const [method, path] of [
+      ['GET', '/v2/system/health/'],
+      ['GET', '/v2/users/me/'],
+      ['GET', '/v2/auth/jwks/'],
+      ['GET', '/v2/openapi.json/'],
+      ['GET', '/docs/'],
+      ['POST', '/v2/users/'],
+    ]) {
+      const answer = await send({
+        method,
+        target: path,
+        headers: [
+          ['Authorization', `Bearer ${adminToken}`],
+          ['X-Forwarded-For', clientIp()],
+          ['Content-Type', 'application/json'],
+        ],
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      expect({ path, status: answer.status, code: (JSON.parse(answer.body) as { code: string }).code }).toEqual({
+        path,
+        status: 404,
+        code: 'not_found',
+      });
+    }
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(...ROUTES),
+        pathShape,
+        fc.nat(),
+        fc.constantFrom('route', 'GET', 'POST', 'HEAD', 'DELETE'),
+        async ([routeMethod, template], [, shape], at, methodChoice) => {
+          const segments = template.replace(':id', org.admin_user_id).split('/').filter(Boolean);
+          const method = methodChoice === 'route' ? routeMethod : methodChoice;
+          await send({
+            method,
+            target: shape(segments, at % segments.length),
+            headers: [
+              ['Authorization', `Bearer ${adminToken}`],
+              ['X-Forwarded-For', clientIp()],
+              ['Content-Type', 'application/json'],
+            ],
+            body: method === 'POST' ? '{}' : undefined,
+          });
+        },
+      ),
+      RUNS * 2,
+    );
   });
 
   it('any method on any path: 404 / 405 / 401 as problem documents', async () => {

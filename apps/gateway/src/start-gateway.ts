@@ -22,7 +22,7 @@ import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { HealthReporter } from './health/health-reporter';
 import { refuseControlCharacters } from './http/control-characters';
-import { clientError, frameworkError } from './http/framework-errors';
+import { clientError, frameworkError, LimitRequest } from './http/framework-errors';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
@@ -47,6 +47,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const logger = createLogger('gateway', config.LOG_LEVEL);
   const registry = createMetricsRegistry('gateway');
   const routes = new RouteTable();
+  // The rate-limit hook, for requests Fastify refuses before any hook: known once the app is built.
+  const late: { limitRequest?: LimitRequest } = {};
 
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
@@ -56,7 +58,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     genReqId: (request: IncomingMessage) => acceptRequestId(request.headers['x-request-id']),
     return503OnClosing: true,
     // Requests Fastify or Node refuse before any route runs are problem documents too (contract §1).
-    frameworkErrors: frameworkError,
+    frameworkErrors: frameworkError(() => late.limitRequest),
     clientErrorHandler: clientError,
   });
   const fastify = adapter.getInstance();
@@ -95,6 +97,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const rateLimits = app.get(RateLimitHook);
   fastify.addHook('onRequest', (request, reply) => authenticate.handle(request, reply));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
+  late.limitRequest = (request, reply) => rateLimits.handle(request, reply);
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));

@@ -6,15 +6,28 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { sendProblem } from './problem';
 
+/** The rate limit of a request no hook ran for (`RateLimitHook.handle`); it answers 429 itself. */
+export type LimitRequest = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
 /**
  * Fastify answers a few requests before any route, hook or filter runs: a path that is not valid
  * percent-encoding and a path parameter longer than the router keeps. Both name no resource, so they
- * are `404 not_found` problem documents like any other unknown path (contract §1).
+ * are `404 not_found` problem documents like any other unknown path (contract §1). They still count
+ * in the `default` group per IP and carry the rate-limit headers: `limit` is the rate-limit hook,
+ * known once the app is built.
  */
-export function frameworkError(_error: Error, request: FastifyRequest, reply: FastifyReply): void {
-  void reply.header('X-Request-Id', request.id);
-  void sendProblem(request, reply, new DomainError('not_found', 'No resource at this path.'));
-}
+export const frameworkError =
+  (limit: () => LimitRequest | undefined) =>
+  (_error: Error, request: FastifyRequest, reply: FastifyReply): void => {
+    void reply.header('X-Request-Id', request.id);
+    const limited = limit()?.(request, reply) ?? Promise.resolve();
+    void limited
+      // No limiter answer (it has its own fallback): the refusal below is still sent.
+      .catch(() => undefined)
+      .then(() => {
+        if (!reply.sent) void sendProblem(request, reply, new DomainError('not_found', 'No resource at this path.'));
+      });
+  };
 
 /**
  * Node's HTTP parser refuses requests that are not HTTP/1.1 at all (control characters in a header,

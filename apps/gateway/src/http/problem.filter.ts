@@ -1,7 +1,9 @@
 import { DomainError } from '@acct/problem';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
+import { RateLimitHook } from '../rate-limits/rate-limit.hook';
 import { fastifyErrorToDomainError } from './fastify-errors';
 import { sendProblem } from './problem';
 import { RouteTable } from './route-table';
@@ -17,12 +19,26 @@ const PARSER_FAILURES: Record<number, () => DomainError> = {
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
-  constructor(private readonly routes: RouteTable) {}
+  constructor(
+    private readonly routes: RouteTable,
+    private readonly moduleRef: ModuleRef,
+  ) {}
 
-  catch(exception: unknown, host: ArgumentsHost) {
+  async catch(exception: unknown, host: ArgumentsHost) {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    return sendProblem(request, reply, this.toDomainError(exception, request));
+    const error = this.toDomainError(exception, request);
+    // A request Fastify answered without its hooks (a path its 404 router cannot decode) still counts
+    // in the `default` group and carries the rate-limit headers; the limiter may answer 429 itself.
+    if (!reply.hasHeader('X-RateLimit-Limit')) {
+      try {
+        await this.moduleRef.get(RateLimitHook, { strict: false }).handle(request, reply);
+      } catch {
+        // No limiter here (or it failed): the problem is still sent.
+      }
+      if (reply.sent) return reply;
+    }
+    return sendProblem(request, reply, error);
   }
 
   toDomainError(exception: unknown, request: FastifyRequest): DomainError {
@@ -42,8 +58,19 @@ export class ProblemFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const byStatus = PARSER_FAILURES[exception.getStatus()];
       if (byStatus) return byStatus();
+      // The router's or framework's own refusals (a path it does not route, say) are the client's, never a 500.
+      const refusal = frameworkRefusal(exception.getStatus(), request);
+      if (refusal) return refusal;
     }
     this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     return new DomainError('internal_error', 'An unexpected error occurred.');
   }
+}
+
+/** A 4xx the framework raised as a contract error: 404 and 405 as such, any other as invalid_request. */
+function frameworkRefusal(status: number, request: FastifyRequest): DomainError | undefined {
+  if (status === 404) return new DomainError('not_found', `No resource at ${request.url.split('?')[0]}.`);
+  if (status === 405) return new DomainError('method_not_allowed', `${request.method} is not allowed here.`);
+  if (status >= 400 && status < 500) return new DomainError('invalid_request', 'The request cannot be served.');
+  return undefined;
 }

@@ -46,7 +46,10 @@ describe('request context', () => {
     routes.add(['GET', 'POST'], '/boom');
     @Module({
       controllers: [BoomController],
-      providers: [{ provide: APP_FILTER, useValue: new ProblemFilter(routes) }],
+      providers: [
+        { provide: RouteTable, useValue: routes },
+        { provide: APP_FILTER, useClass: ProblemFilter },
+      ],
     })
     class BoomModule {}
     const adapter = new FastifyAdapter({

@@ -17,3 +17,20 @@ describe('RouteTable', () => {
     expect(table.allowed('/v2/users/1/2')).toEqual([]);
   });
 });
+
+describe('RouteTable path shapes', () => {
+  const table = new RouteTable();
+  table.add('GET', '/v2/system/health');
+  table.add('GET', '/v2/users/:id');
+
+  it.each([
+    '/v2/system/health/',
+    '/v2/users/me/',
+    '//v2/system/health',
+    '/v2//system/health',
+    '/V2/system/health',
+    '/v2/system/health/.',
+  ])('knows nothing of %s, which the router does not route either', (path) => {
+    expect(table.allowed(path)).toEqual([]);
+  });
+});

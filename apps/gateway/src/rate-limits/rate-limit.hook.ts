@@ -28,7 +28,7 @@ export class RateLimitHook {
   ) {}
 
   async handle(request: FastifyRequest, reply: FastifyReply) {
-    const group = request.routeOptions.config.rateLimitGroup ?? 'default';
+    const group = request.routeOptions?.config?.rateLimitGroup ?? 'default';
     const { caller } = request as FastifyRequest & Authentication;
     const tiers = await this.tiers.tiersOf(caller?.orgId);
     const tier = tiers.find((candidate) => candidate.group === group) ??
