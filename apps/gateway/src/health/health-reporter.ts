@@ -6,19 +6,12 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 
 import { PlatformBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig, SERVICE_VERSION } from '../config';
+import type { HealthReport } from './health-report.schema';
 
 /** Time the gateway waits for the platform's health answer: a probe must never hang. */
 const HEALTH_DEADLINE_MS = 1000;
 
-type ComponentStatus = 'up' | 'down';
-
-export interface HealthReport {
-  status: 'healthy' | 'degraded' | 'down';
-  version: string;
-  region: string;
-  checks: Array<{ component: string; status: ComponentStatus; latency_ms: number }>;
-  uptime_seconds: number;
-}
+type ComponentStatus = HealthReport['checks'][number]['status'];
 
 /**
  * The health report (interface §2.3, contract §5): the platform's latest probe results plus the

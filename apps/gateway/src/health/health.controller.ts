@@ -4,8 +4,8 @@ import type { FastifyReply } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
 import { ApiJsonResponse, header } from '../openapi/api.decorators';
-import { healthReport } from '../openapi/resource-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
+import { healthReport } from './health-report.schema';
 import { HealthReporter } from './health-reporter';
 
 /**

@@ -1,6 +1,5 @@
 import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { z } from 'zod';
 
 import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
@@ -9,13 +8,7 @@ import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
-
-const enrollBody = z.object({}).strict();
-const confirmBody = z.object({ code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict();
-const enrolment = z
-  .object({ secret: z.string().min(16), otpauth_uri: z.string().regex(/^otpauth:\/\/totp\//) })
-  .strict();
-const confirmation = z.object({ enabled: z.literal(true), confirmed_at: z.iso.datetime() }).strict();
+import { Confirmation, confirmation, confirmBody, enrollBody, Enrolment, enrolment } from './mfa.schema';
 
 /**
  * Two-step verification of the signed-in user (contract §4): TOTP enrolment and confirmation. The
@@ -50,7 +43,7 @@ export class MfaController {
     'unsupported_media_type',
     'service_unavailable',
   )
-  async enroll(@Req() request: AuthenticatedRequest): Promise<{ secret: string; otpauth_uri: string }> {
+  async enroll(@Req() request: AuthenticatedRequest): Promise<Enrolment> {
     if (request.body !== undefined) parseOrFail(enrollBody, jsonObjectBody(request));
     const enrolled = await this.auth.call('enrollTotp', {}, { accessToken: request.accessToken });
     return { secret: enrolled.secret, otpauth_uri: enrolled.otpauthUri };
@@ -79,9 +72,9 @@ export class MfaController {
     'unsupported_media_type',
     'service_unavailable',
   )
-  async confirm(@Req() request: AuthenticatedRequest): Promise<{ enabled: boolean; confirmed_at: string }> {
+  async confirm(@Req() request: AuthenticatedRequest): Promise<Confirmation> {
     const { code } = parseOrFail(confirmBody, jsonObjectBody(request));
     const confirmed = await this.auth.call('confirmTotp', { code }, { accessToken: request.accessToken });
-    return { enabled: confirmed.enabled, confirmed_at: confirmed.confirmedAt };
+    return { enabled: confirmed.enabled as Confirmation['enabled'], confirmed_at: confirmed.confirmedAt };
   }
 }

@@ -28,7 +28,9 @@ export function componentSchemas(): Record<string, SchemaObject> {
     uri: (id) => `#/components/schemas/${id}`,
   });
   return Object.fromEntries(
-    Object.entries(schemas).map(([id, schema]) => [id, withoutDialect(schema) as SchemaObject]),
+    Object.entries(schemas)
+      .sort(([a], [b]) => a.localeCompare(b)) // by name, whichever feature registered its schemas first
+      .map(([id, schema]) => [id, withoutDialect(schema) as SchemaObject]),
   );
 }
 

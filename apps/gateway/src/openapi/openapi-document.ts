@@ -1,4 +1,4 @@
-import './resource-schemas';
+import './problem.schema';
 
 import { ERROR_STATUS, ErrorCode, PROBLEM_CONTENT_TYPE, TITLES } from '@acct/problem';
 import { INestApplication } from '@nestjs/common';

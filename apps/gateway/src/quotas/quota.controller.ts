@@ -1,3 +1,4 @@
+import { QUOTA_DIMENSIONS, QuotaDimension } from '@acct/limits';
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 
@@ -5,17 +6,8 @@ import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { PlatformBackend } from '../backends/backends.module';
 import { ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
-import { QUOTA_DIMENSIONS, quotaReport } from '../openapi/resource-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
-
-/** Interface §2.5. */
-export interface QuotaResource {
-  dimension: string;
-  name: string;
-  used: number;
-  limit: number;
-  unit: string;
-}
+import { QuotaReport, quotaReport } from './quota-report.schema';
 
 @ApiTags('system')
 @Controller('v2/system')
@@ -30,10 +22,7 @@ export class QuotaController {
   @ApiQuery({ name: 'dimension', required: false, enum: QUOTA_DIMENSIONS, description: 'Only this dimension.' })
   @ApiJsonResponse(200, "The quotas of the caller's org.", quotaReport)
   @ApiProblems('validation_failed', 'service_unavailable')
-  async quota(
-    @Req() request: AuthenticatedRequest,
-    @Query('dimension') dimension: unknown,
-  ): Promise<{ org_id: string; quotas: QuotaResource[] }> {
+  async quota(@Req() request: AuthenticatedRequest, @Query('dimension') dimension: unknown): Promise<QuotaReport> {
     const { orgId, quotas } = await this.platform.call(
       'getQuota',
       { dimension: typeof dimension === 'string' ? dimension : Array.isArray(dimension) ? '\u0000' : '' },
@@ -42,7 +31,7 @@ export class QuotaController {
     return {
       org_id: orgId,
       quotas: quotas.map(({ dimension: quotaDimension, name, used, limit, unit }) => ({
-        dimension: quotaDimension,
+        dimension: quotaDimension as QuotaDimension,
         name,
         used,
         limit,

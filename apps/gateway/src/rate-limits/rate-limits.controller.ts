@@ -5,17 +5,9 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { ApiJsonResponse } from '../openapi/api.decorators';
-import { rateLimitTiers } from '../openapi/resource-schemas';
+import { RateLimitTiers, rateLimitTiers } from './rate-limit-tiers.schema';
 import { RateLimited } from './rate-limited.decorator';
 import { TierCache } from './tier-cache';
-
-/** Interface §2.4. */
-export interface TierResource {
-  group: string;
-  limit: string;
-  burst: number;
-  scope: string;
-}
 
 @ApiTags('system')
 @Controller('v2/system')
@@ -32,7 +24,7 @@ export class RateLimitsController {
     description: 'Exactly the tiers the gateway enforces; while the platform is unreachable, the last known ones.',
   })
   @ApiJsonResponse(200, 'The tiers and a notice on 429 / Retry-After.', rateLimitTiers)
-  async rateLimits(@Req() request: AuthenticatedRequest): Promise<{ tiers: TierResource[]; notice: string }> {
+  async rateLimits(@Req() request: AuthenticatedRequest): Promise<RateLimitTiers> {
     const tiers = await this.tiers.tiersOf(request.caller.orgId);
     return {
       tiers: tiers.map((tier) => ({

@@ -7,19 +7,10 @@ import { Public } from '../auth/access.decorators';
 import { AuthBackend } from '../backends/backends.module';
 import { clientAddress } from '../http/client-address';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
-import { jsonWebKeySet, tokenSet } from '../openapi/resource-schemas';
-import { tokenRequest } from '../openapi/token-request.schema';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { tokenParameters } from './token-request';
-
-/** Interface §2.2. */
-export interface TokenSet {
-  access_token: string;
-  refresh_token?: string;
-  token_type: string;
-  expires_in: number;
-  scope: string;
-}
+import { tokenRequest } from './token-request.schema';
+import { jsonWebKeySet, TokenSet, tokenSet } from './token-set.schema';
 
 const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? '';
 
@@ -84,7 +75,7 @@ export class TokenController {
     return {
       access_token: issued.accessToken,
       ...(issued.refreshToken ? { refresh_token: issued.refreshToken } : {}),
-      token_type: issued.tokenType,
+      token_type: issued.tokenType as TokenSet['token_type'],
       expires_in: issued.expiresIn,
       scope: issued.scope,
     };

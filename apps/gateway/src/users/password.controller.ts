@@ -2,7 +2,6 @@ import { DomainError } from '@acct/problem';
 import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 
 import { Public, RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
@@ -10,12 +9,16 @@ import { IdentityBackend } from '../backends/backends.module';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
-import { emptyObject, oneTimeToken, userResource } from '../openapi/resource-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
-import { toUserResource, UserResource } from './user.resource';
-
-const setPasswordBody = z.object({ password: z.string() }).strict();
-const resetPasswordBody = z.object({ send_email: z.boolean().optional() }).strict();
+import {
+  OneTimeToken,
+  oneTimeToken,
+  ResetAccepted,
+  resetAccepted,
+  resetPasswordBody,
+  setPasswordBody,
+} from './password.schema';
+import { toUserResource, UserResource, userResource } from './user.resource';
 
 const OPAQUE_BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/;
 
@@ -75,7 +78,7 @@ export class PasswordController {
   })
   @ApiJsonBody(resetPasswordBody, { name: 'ResetPasswordRequest', required: false })
   @ApiJsonResponse(200, '`send_email: false`: the one-time token, for the caller to deliver.', oneTimeToken)
-  @ApiJsonResponse(202, '`send_email: true` (default): an e-mail with the link is on its way.', emptyObject)
+  @ApiJsonResponse(202, '`send_email: true` (default): an e-mail with the link is on its way.', resetAccepted)
   @ApiProblems(
     'malformed_body',
     'validation_failed',
@@ -89,7 +92,7 @@ export class PasswordController {
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('id') id: string,
-  ): Promise<{ token: string; expires_at: string } | Record<string, never>> {
+  ): Promise<OneTimeToken | ResetAccepted> {
     const body = parseOrFail(resetPasswordBody, request.body === undefined ? {} : jsonObjectBody(request));
     const sendEmail = body.send_email ?? true;
     const answer = await this.identity.call(

@@ -10,10 +10,9 @@ import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 import { documented } from '../openapi/api-schemas';
-import { userResource } from '../openapi/resource-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { createUserBody, idempotencyKey } from './create-user.schema';
-import { toUserResource, UserResource } from './user.resource';
+import { toUserResource, UserResource, userResource } from './user.resource';
 
 /** `/v2/users`: maps HTTP to the identity service, which owns every rule about users. */
 @ApiTags('users')

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
-import { apiSchemas } from './api-schemas';
+import { apiSchemas } from '../openapi/api-schemas';
 
 /**
- * The parameters `tokenParameters` (tokens/token-request.ts) reads from a JSON or form body, for the
+ * The parameters `tokenParameters` (token-request.ts) reads from a JSON or form body, for the
  * document. That parser is hand-written (form bodies, HTTP Basic, RFC 6749's rules), so this is the one
  * place the fields are listed twice; `token-request.schema.spec.ts` proves the two lists are the same.
  */

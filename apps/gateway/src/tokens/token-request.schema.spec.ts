@@ -1,7 +1,7 @@
 import { DomainError } from '@acct/problem';
 import type { FastifyRequest } from 'fastify';
 
-import { tokenParameters } from '../tokens/token-request';
+import { tokenParameters } from './token-request';
 import { tokenRequest } from './token-request.schema';
 
 const jsonRequest = (body: unknown) =>
