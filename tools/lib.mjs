@@ -81,3 +81,46 @@ export async function onSupportedNode() {
 }
 
 export const step = (title) => console.log(`\n› ${title}`);
+
+const apt = (args) =>
+  spawnSync('apt-get', args, {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    // RUNLEVEL=1: a package's maintainer scripts start no service; only its files are wanted.
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive', RUNLEVEL: '1' },
+  }).status === 0;
+
+/**
+ * Installs a Debian package with apt-get when `binary` is missing (`apt-get update` only if the first try
+ * fails: the package lists may be missing or stale), for a tool some tests need (`what` says which);
+ * `recommends` installs the package's recommended packages too.
+ * Never fails the caller: if it cannot install (not root, no apt-get), it says so, and those tests then
+ * fail naming the missing binary rather than being skipped.
+ */
+export function ensureDebianPackage({ binary, pkg, what, recommends = false }) {
+  if (fs.existsSync(binary)) return true;
+  const isRoot = process.getuid?.() === 0;
+  const hasApt = spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!isRoot || !hasApt) {
+    console.error(
+      `✖ ${binary} is missing and cannot be installed here (${isRoot ? 'no apt-get' : 'not root'}): ` +
+        `install Debian's "${pkg}" package (apt-get install ${pkg}); ${what} will fail without it.`,
+    );
+    return false;
+  }
+  console.log(`› installing Debian's ${pkg} for ${what} (apt-get install -y ${pkg})`);
+  // Waits for another apt-get (an unattended upgrade) rather than failing on its lock.
+  const install = [
+    '-o',
+    'DPkg::Lock::Timeout=300',
+    'install',
+    '-y',
+    ...(recommends ? [] : ['--no-install-recommends']),
+    pkg,
+  ];
+  const installed = apt(install) || (apt(['update']) && apt(install));
+  if (!installed || !fs.existsSync(binary)) {
+    console.error(`✖ apt-get could not install ${pkg}: ${what} will fail without ${binary}.`);
+    return false;
+  }
+  return true;
+}

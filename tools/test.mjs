@@ -7,6 +7,7 @@ import path from 'node:path';
 
 import { ensureBrowser } from './browser.mjs';
 import { bin, ensureDependencies, onSupportedNode, root, run, step } from './lib.mjs';
+import { ensurePromtool } from './promtool.mjs';
 import { ensureServices } from './services.mjs';
 
 const quick = process.argv.includes('--quick'); // skip lint/types/format (for local iteration)
@@ -21,6 +22,9 @@ await onSupportedNode();
 
 step('browser for the end-to-end tests (Debian chromium)');
 ensureBrowser();
+
+step('promtool for the alert rules and /metrics checks (Debian prometheus)');
+ensurePromtool();
 
 step('backing services (Postgres, Redis, NATS)');
 await ensureServices();
