@@ -133,12 +133,20 @@ describe('graceful shutdown on SIGTERM', () => {
     for (const answer of answers) expect(answer.body.access_token).toEqual(expect.any(String));
     expect(await exit).toEqual({ code: 0, signal: null });
 
-    // Started again, it serves as before.
+    // Started again, it serves as before once the gateway's channel has reconnected (its reconnect
+    // back-off is at most 2 s; until then a call fails fast with 503 rather than queueing).
     await stack.startApp('auth');
-    const again = await request(stack.url('/v2/auth/token'), {
-      body: { grant_type: 'password', username: 'admin@shutdown.test', password: ADMIN_PASSWORD },
-      headers: { 'x-forwarded-for': clientIp() },
-    });
+    const again = await waitFor(
+      'a token from the restarted auth',
+      async () => {
+        const answer = await request(stack.url('/v2/auth/token'), {
+          body: { grant_type: 'password', username: 'admin@shutdown.test', password: ADMIN_PASSWORD },
+          headers: { 'x-forwarded-for': clientIp() },
+        });
+        return answer.status === 503 ? undefined : answer;
+      },
+      { timeoutMs: 5_000 },
+    );
     expect(again.status).toBe(200);
   });
 });
