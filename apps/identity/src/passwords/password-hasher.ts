@@ -1,28 +1,27 @@
 import { randomBytes } from 'node:crypto';
 
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { Algorithm, hash, Options, verify } from '@node-rs/argon2';
+import { argon2id, hash, HashOptions, verify } from 'argon2';
 
 import { IDENTITY_CONFIG, IdentityConfig } from '../config';
-
-/** `Algorithm.Argon2id`: the package declares a const enum, which has no run-time value under SWC. */
-const ARGON2ID = 2 as Algorithm;
 
 export type Argon2Settings = Pick<IdentityConfig, 'ARGON2_MEMORY_KIB' | 'ARGON2_ITERATIONS' | 'ARGON2_PARALLELISM'>;
 
 /**
- * argon2id password hashes (PHC strings). `verifyOrBurn` costs the same whether or not there is a
- * hash to check against, so a login for an unknown e-mail takes as long as one with a wrong password.
+ * argon2id password hashes (PHC strings; the `argon2` package: 16-byte salt, 32-byte hash, the same
+ * format as the `@node-rs/argon2` hashes stored before, which still verify). `verifyOrBurn` costs the
+ * same whether or not there is a hash to check against, so a login for an unknown e-mail takes as long
+ * as one with a wrong password.
  */
 @Injectable()
 export class PasswordHasher implements OnModuleInit {
   private readonly logger = new Logger(PasswordHasher.name);
-  private readonly options: Options;
+  private readonly options: HashOptions & { raw?: false };
   private dummyHash?: Promise<string>;
 
   constructor(@Inject(IDENTITY_CONFIG) settings: Argon2Settings) {
     this.options = {
-      algorithm: ARGON2ID,
+      type: argon2id,
       memoryCost: settings.ARGON2_MEMORY_KIB,
       timeCost: settings.ARGON2_ITERATIONS,
       parallelism: settings.ARGON2_PARALLELISM,
@@ -34,8 +33,8 @@ export class PasswordHasher implements OnModuleInit {
     await this.dummy();
   }
 
-  hash(password: string): Promise<string> {
-    return hash(password, this.options);
+  async hash(password: string): Promise<string> {
+    return canonicalPhc(await hash(password, this.options));
   }
 
   /** Whether `password` matches `passwordHash`; with no hash, burns the same work and says no. */
@@ -58,7 +57,19 @@ export class PasswordHasher implements OnModuleInit {
 
   /** A hash of a random secret nobody knows, made once with the current parameters. */
   private dummy(): Promise<string> {
-    this.dummyHash ??= hash(randomBytes(32).toString('base64url'), this.options);
+    this.dummyHash ??= this.hash(randomBytes(32).toString('base64url'));
     return this.dummyHash;
   }
+}
+
+/**
+ * The PHC string with its parameters in the reference order `m=…,t=…,p=…` (the `argon2` package
+ * writes them sorted by name, `m,p,t`, which the reference implementation's decoder and other
+ * libraries refuse), so stored hashes read exactly as those written before and stay portable.
+ */
+export function canonicalPhc(phc: string): string {
+  return phc.replace(/\$((?:[mpt]=\d+,){2}[mpt]=\d+)\$/, (_whole, params: string) => {
+    const byName = new Map(params.split(',').map((param) => param.split('=') as [string, string]));
+    return `$m=${byName.get('m')},t=${byName.get('t')},p=${byName.get('p')}$`;
+  });
 }
