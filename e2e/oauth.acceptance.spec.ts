@@ -70,6 +70,18 @@ describe('browser apps and standard OAuth clients (contract §6)', () => {
     return { location, code: location.searchParams.get('code')!, verifier };
   }
 
+  /** POST /v2/auth/token with grant_type=authorization_code for the public client (form-encoded). */
+  const exchange = (code: string, verifier: string) =>
+    call<TokenSet>('/v2/auth/token', {
+      form: {
+        grant_type: 'authorization_code',
+        client_id: spa.client_id,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      },
+    });
+
   beforeAll(async () => {
     org = await newOrg('oauth');
     spa = cli<Client>(
@@ -153,15 +165,7 @@ describe('browser apps and standard OAuth clients (contract §6)', () => {
       state: 'st4te',
       iss: metadata.issuer,
     });
-    const answer = await call<TokenSet>('/v2/auth/token', {
-      form: {
-        grant_type: 'authorization_code',
-        client_id: spa.client_id,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-      },
-    });
+    const answer = await exchange(code, verifier);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('cache-control')).toBe('no-store');
     expect(answer.body).toEqual({
@@ -172,31 +176,13 @@ describe('browser apps and standard OAuth clients (contract §6)', () => {
       scope: 'users:read',
     });
     expect(jwtPart(answer.body.access_token, 1)).toMatchObject({ client_id: spa.client_id, org_id: org.org_id });
-    const again = await call('/v2/auth/token', {
-      form: {
-        grant_type: 'authorization_code',
-        client_id: spa.client_id,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-      },
-    });
+    const again = await exchange(code, verifier);
     expect(expectProblem(again, 400, 'invalid_grant').error).toBe('invalid_grant');
   });
 
   it('POST /v2/auth/introspect and /v2/auth/revoke: active, revoked, then active false', async () => {
     const { code, verifier } = await signIn();
-    const set = (
-      await call<TokenSet>('/v2/auth/token', {
-        form: {
-          grant_type: 'authorization_code',
-          client_id: spa.client_id,
-          code,
-          redirect_uri: REDIRECT,
-          code_verifier: verifier,
-        },
-      })
-    ).body;
+    const set = (await exchange(code, verifier)).body;
     const basic = `Basic ${Buffer.from(`${org.client_id}:${org.client_secret}`).toString('base64')}`;
     const introspect = (token: string) =>
       call<Record<string, unknown>>('/v2/auth/introspect', { form: { token }, headers: { authorization: basic } });

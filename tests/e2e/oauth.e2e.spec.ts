@@ -231,24 +231,9 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect(response.headers.get('cache-control')).toBe('public, max-age=3600');
       const etag = response.headers.get('etag');
       expect(etag).toMatch(/^"[\w-]+"$/);
-      expect(await response.json()).toEqual({
-        issuer: ISSUER,
-        authorization_endpoint: `${ISSUER}/v2/auth/authorize`,
-        token_endpoint: `${ISSUER}/v2/auth/token`,
-        jwks_uri: `${ISSUER}/v2/auth/jwks`,
-        revocation_endpoint: `${ISSUER}/v2/auth/revoke`,
-        introspection_endpoint: `${ISSUER}/v2/auth/introspect`,
-        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password'],
-        response_types_supported: ['code'],
-        response_modes_supported: ['query'],
-        code_challenge_methods_supported: ['S256'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-        introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-        scopes_supported: ['instances:write', 'system:read', 'users:read', 'users:write'],
-        authorization_response_iss_parameter_supported: true,
-        service_documentation: `${ISSUER}/docs`,
-      });
+      // Field by field in e2e/oauth.acceptance.spec.ts; here: the configured issuer, and both gateways agree.
+      const metadata = (await response.json()) as Record<string, unknown>;
+      expect(metadata).toMatchObject({ issuer: ISSUER, authorization_endpoint: `${ISSUER}/v2/auth/authorize` });
       const again = await raw(gatewayUrl(1, '/.well-known/oauth-authorization-server'), {
         headers: { 'if-none-match': etag! },
       });
