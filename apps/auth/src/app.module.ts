@@ -13,6 +13,7 @@ import { SigningKeyReadiness, SigningKeyService } from './keys/signing-key.servi
 import { MfaModule } from './mfa/mfa.module';
 import { AuthDatabaseReadiness, PrismaModule } from './prisma/prisma.service';
 import { TokenRevocationModule } from './revocation/token-revocation.module';
+import { SessionsModule } from './sessions/sessions.module';
 import { TokensModule } from './tokens/tokens.module';
 
 @Module({})
@@ -47,6 +48,7 @@ export class AppModule {
         AuthorizationModule,
         MfaModule,
         AuditModule,
+        SessionsModule,
       ],
     };
   }

@@ -49,6 +49,20 @@ export class IdentityClient {
   }
 
   /**
+   * Whether the user is one the caller may see (`GetUser` with the caller's own token, so identity
+   * applies its org boundary); an unknown user and another org's alike answer false.
+   */
+  async visibleTo(callerToken: string, userId: string): Promise<boolean> {
+    try {
+      await this.identity.call('getUser', { id: userId }, { accessToken: callerToken });
+      return true;
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'not_found') return false;
+      throw error;
+    }
+  }
+
+  /**
    * The e-mail of the user whose access token this is (`GetUser me` with that token, so identity
    * applies its own rules); undefined when identity cannot tell (it is only a label for MFA enrolment).
    */

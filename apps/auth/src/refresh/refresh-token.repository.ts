@@ -19,7 +19,27 @@ export interface StoredRefreshToken {
   revokedAt: Date | null;
 }
 
-export type NewRefreshToken = Omit<StoredRefreshToken, 'firstUsedAt' | 'revokedAt'> & { tokenHash: string };
+export type NewRefreshToken = Omit<StoredRefreshToken, 'firstUsedAt' | 'revokedAt'> & {
+  tokenHash: string;
+  /** A family's first token only. */
+  origin?: SessionOrigin;
+};
+
+/** Where a session began, as the gateway saw it (each may be empty). */
+export interface SessionOrigin {
+  ip: string;
+  deviceId: string;
+  userAgent: string;
+}
+
+/** A live refresh family, as its session list shows it. */
+export interface StoredSession {
+  id: string;
+  clientId: string;
+  createdAt: Date;
+  lastUsedAt: Date;
+  origin: SessionOrigin;
+}
 
 /**
  * One family's tokens, inside a transaction that holds the family's advisory lock. Rotations take it
@@ -103,6 +123,31 @@ export class RefreshTokenRepository {
     return rows.map((row) => row.familyId);
   }
 
+  /**
+   * The live families of a user in `orgId` (a token neither revoked nor expired), newest first: where
+   * each began (its first token) and when it was last refreshed (its newest token's creation).
+   */
+  async sessionsOf(orgId: string, userId: string, now: Date): Promise<StoredSession[]> {
+    const live = await this.prisma.refreshToken.groupBy({
+      by: ['familyId'],
+      where: { orgId, userId, revokedAt: null, expiresAt: { gt: now } },
+      _max: { createdAt: true },
+    });
+    if (live.length === 0) return [];
+    const lastUsed = new Map(live.map((row) => [row.familyId, row._max.createdAt]));
+    const firsts = await this.prisma.refreshToken.findMany({
+      where: { orgId, userId, parentId: null, familyId: { in: [...lastUsed.keys()] } },
+      orderBy: [{ createdAt: 'desc' }, { familyId: 'desc' }],
+    });
+    return firsts.map((row) => ({
+      id: row.familyId,
+      clientId: row.clientId,
+      createdAt: row.createdAt,
+      lastUsedAt: lastUsed.get(row.familyId) ?? row.createdAt,
+      origin: { ip: row.ip ?? '', deviceId: row.deviceId ?? '', userAgent: row.userAgent ?? '' },
+    }));
+  }
+
   /** The first token of a new family (a login); nobody else can know the family yet. */
   async insertFirst(token: NewRefreshToken): Promise<void> {
     await this.prisma.refreshToken.create({ data: toRow(token) });
@@ -136,6 +181,9 @@ const toRow = (token: NewRefreshToken) => ({
   roles: token.roles,
   createdAt: token.createdAt,
   expiresAt: token.expiresAt,
+  ip: token.origin?.ip || null,
+  deviceId: token.origin?.deviceId || null,
+  userAgent: token.origin?.userAgent || null,
 });
 
 function toStored(row: {

@@ -8,7 +8,13 @@ import { AUTH_CONFIG, AuthConfig } from '../config';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { grantScopes } from '../oauth/scope';
 import { generateRefreshToken, hashRefreshToken, isRefreshTokenShaped } from './refresh-token';
-import { NewRefreshToken, RefreshTokenRepository, StoredRefreshToken } from './refresh-token.repository';
+import {
+  NewRefreshToken,
+  RefreshTokenRepository,
+  SessionOrigin,
+  StoredRefreshToken,
+  StoredSession,
+} from './refresh-token.repository';
 
 /** What a refresh token stands for: a user's login through a client. */
 export interface RefreshGrant {
@@ -59,10 +65,15 @@ export class RefreshTokenService {
   ) {}
 
   /** The first refresh token of a login: a new family (its id chosen by the caller when it must record it). */
-  async issue(grant: RefreshGrant, familyId: string = randomUUID()): Promise<string> {
+  async issue(grant: RefreshGrant, familyId: string = randomUUID(), origin?: SessionOrigin): Promise<string> {
     const { token, row } = this.mint(grant, familyId, null);
-    await this.tokens.insertFirst(row);
+    await this.tokens.insertFirst({ ...row, origin });
     return token;
+  }
+
+  /** The user's live sessions (families) in `orgId`, newest first. */
+  sessionsOf(orgId: string, userId: string): Promise<StoredSession[]> {
+    return this.tokens.sessionsOf(orgId, userId, new Date(this.clock.now()));
   }
 
   async rotate(request: RotateRequest): Promise<Rotated> {

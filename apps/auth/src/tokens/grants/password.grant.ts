@@ -41,7 +41,8 @@ export class PasswordGrant implements Grant {
     const grant = { userId: user.id, orgId: user.orgId, clientId: client.id, scopes, roles: user.roles };
     // The family first, so a revocation of the user's sessions that sees no family saw no token of it.
     const sessionId = randomUUID();
-    const refreshToken = await this.refreshTokens.issue(grant, sessionId);
+    const origin = { ip: request.clientIp, deviceId: request.deviceId, userAgent: request.userAgent };
+    const refreshToken = await this.refreshTokens.issue(grant, sessionId, origin);
     const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant, sessionId });
     return tokenSet(access, refreshToken);
   }

@@ -226,6 +226,44 @@ export interface RevokeUserTokensResponse {
   revokedSessions: number;
 }
 
+export interface UserSession {
+  /** The refresh family's id. */
+  id: string;
+  clientId: string;
+  /** RFC 3339. */
+  createdAt: string;
+  /** RFC 3339: the session's latest refresh (its creation when never refreshed). */
+  lastUsedAt: string;
+  /** Empty when unknown (sessions begun before this was recorded, or by an authorization code). */
+  ip: string;
+  deviceId: string;
+  userAgent: string;
+}
+
+export interface ListUserSessionsRequest {
+  userId: string;
+}
+
+export interface ListUserSessionsResponse {
+  sessions: UserSession[];
+}
+
+export interface RevokeUserSessionRequest {
+  userId: string;
+  sessionId: string;
+}
+
+export interface RevokeUserSessionResponse {
+}
+
+export interface RevokeUserSessionsRequest {
+  userId: string;
+}
+
+export interface RevokeUserSessionsResponse {
+  revokedSessions: number;
+}
+
 export interface AuthServiceClient {
   /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
 
@@ -293,6 +331,26 @@ export interface AuthServiceClient {
    */
 
   revokeUserTokens(request: RevokeUserTokensRequest, metadata?: Metadata): Observable<RevokeUserTokensResponse>;
+
+  /**
+   * A user's live sessions (refresh families), newest first (GET /v2/users/{id}/sessions, contract
+   * §7). user_id "me" is the caller itself; any other needs users:read and role admin, and a user
+   * outside the caller's org is NOT_FOUND (identity decides, with the caller's own token).
+   */
+
+  listUserSessions(request: ListUserSessionsRequest, metadata?: Metadata): Observable<ListUserSessionsResponse>;
+
+  /**
+   * Ends one session: its refresh tokens and the access tokens issued from it (within 1 s). Same
+   * callers as ListUserSessions, with users:write for another user; an unknown or ended session is
+   * NOT_FOUND.
+   */
+
+  revokeUserSession(request: RevokeUserSessionRequest, metadata?: Metadata): Observable<RevokeUserSessionResponse>;
+
+  /** Ends every session of the user (as RevokeUserTokens), for the same callers as RevokeUserSession. */
+
+  revokeUserSessions(request: RevokeUserSessionsRequest, metadata?: Metadata): Observable<RevokeUserSessionsResponse>;
 }
 
 export interface AuthServiceController {
@@ -392,6 +450,35 @@ export interface AuthServiceController {
     request: RevokeUserTokensRequest,
     metadata?: Metadata,
   ): Promise<RevokeUserTokensResponse> | Observable<RevokeUserTokensResponse> | RevokeUserTokensResponse;
+
+  /**
+   * A user's live sessions (refresh families), newest first (GET /v2/users/{id}/sessions, contract
+   * §7). user_id "me" is the caller itself; any other needs users:read and role admin, and a user
+   * outside the caller's org is NOT_FOUND (identity decides, with the caller's own token).
+   */
+
+  listUserSessions(
+    request: ListUserSessionsRequest,
+    metadata?: Metadata,
+  ): Promise<ListUserSessionsResponse> | Observable<ListUserSessionsResponse> | ListUserSessionsResponse;
+
+  /**
+   * Ends one session: its refresh tokens and the access tokens issued from it (within 1 s). Same
+   * callers as ListUserSessions, with users:write for another user; an unknown or ended session is
+   * NOT_FOUND.
+   */
+
+  revokeUserSession(
+    request: RevokeUserSessionRequest,
+    metadata?: Metadata,
+  ): Promise<RevokeUserSessionResponse> | Observable<RevokeUserSessionResponse> | RevokeUserSessionResponse;
+
+  /** Ends every session of the user (as RevokeUserTokens), for the same callers as RevokeUserSession. */
+
+  revokeUserSessions(
+    request: RevokeUserSessionsRequest,
+    metadata?: Metadata,
+  ): Promise<RevokeUserSessionsResponse> | Observable<RevokeUserSessionsResponse> | RevokeUserSessionsResponse;
 }
 
 export function AuthServiceControllerMethods() {
@@ -407,6 +494,9 @@ export function AuthServiceControllerMethods() {
       "revokeToken",
       "introspectToken",
       "revokeUserTokens",
+      "listUserSessions",
+      "revokeUserSession",
+      "revokeUserSessions",
     ];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);

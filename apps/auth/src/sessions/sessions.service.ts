@@ -1,0 +1,59 @@
+import { Caller, requireRole, requireScope, requireUser } from '@acct/access-token';
+import { Clock } from '@acct/clock';
+import { DomainError } from '@acct/problem';
+import { Injectable } from '@nestjs/common';
+
+import { IdentityClient } from '../identity/identity.client';
+import { StoredSession } from '../refresh/refresh-token.repository';
+import { RefreshTokenService } from '../refresh/refresh-token.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const notFound = (what = 'user') => new DomainError('not_found', `No such ${what}.`);
+
+/**
+ * A user's sessions (contract §7): its live refresh families, listed and revoked. The user itself
+ * (`me`) may do this; anyone else must be an admin of the user's org with users:read (list) or
+ * users:write (revoke). Whether another user is of the caller's org is identity's to say, asked with
+ * the caller's own token: another org's user and an unknown one are both 404. Revoking goes through
+ * RefreshTokenService, which also revokes the access tokens issued from the family (the one
+ * revocation mechanism, within 1 s).
+ */
+@Injectable()
+export class SessionsService {
+  constructor(
+    private readonly refreshTokens: RefreshTokenService,
+    private readonly identity: IdentityClient,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(caller: Caller, callerToken: string, userId: string): Promise<StoredSession[]> {
+    const user = await this.target(caller, callerToken, userId, 'users:read');
+    return this.refreshTokens.sessionsOf(caller.orgId, user);
+  }
+
+  async revoke(caller: Caller, callerToken: string, userId: string, sessionId: string): Promise<void> {
+    const user = await this.target(caller, callerToken, userId, 'users:write');
+    if (!UUID.test(sessionId)) throw notFound('session');
+    const sessions = await this.refreshTokens.sessionsOf(caller.orgId, user);
+    if (!sessions.some((session) => session.id === sessionId)) throw notFound('session');
+    await this.refreshTokens.revokeFamily(sessionId);
+  }
+
+  /** Every session of the user, and every access token issued to it before now. */
+  async revokeAll(caller: Caller, callerToken: string, userId: string): Promise<number> {
+    const user = await this.target(caller, callerToken, userId, 'users:write');
+    // Up to and including this millisecond: a session begun as the request arrives ends too.
+    return this.refreshTokens.revokeUser(caller.orgId, user, this.clock.now() + 1);
+  }
+
+  /** The user id the caller may act on, or the refusal. */
+  private async target(caller: Caller, callerToken: string, userId: string, scope: string): Promise<string> {
+    requireUser(caller, 'Only users have sessions.');
+    if (userId === 'me' || userId === caller.subject) return caller.subject;
+    requireScope(caller, scope);
+    requireRole(caller, 'admin', "Only admins may see or end another user's sessions.");
+    if (!UUID.test(userId) || !(await this.identity.visibleTo(callerToken, userId))) throw notFound();
+    return userId;
+  }
+}
