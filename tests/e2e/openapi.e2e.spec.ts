@@ -331,6 +331,94 @@ describe('the OpenAPI document against real responses', () => {
     'GET /v2/users/{id} 403': () => call(`/v2/users/${org.admin_user_id}`, { token: systemOnlyToken }),
     'GET /v2/users/{id} 404': () => call(`/v2/users/${randomUUID()}`, { token: adminToken }),
     'GET /v2/users/{id} 429': () => exhaust(() => call(`/v2/users/${org.admin_user_id}`, { token: throttledToken })),
+    // GET /v2/users (contract §7)
+    'GET /v2/users 200': () => call('/v2/users?limit=2&q=doc', { token: adminToken }),
+    'GET /v2/users 400': () => call('/v2/users?limit=0', { token: adminToken }),
+    'GET /v2/users 401': () => call('/v2/users'),
+    'GET /v2/users 403': () => call('/v2/users', { token: systemOnlyToken }),
+    'GET /v2/users 429': () => exhaust(() => call('/v2/users', { token: throttledToken })),
+    // PATCH /v2/users/{id}
+    'PATCH /v2/users/{id} 200': async () =>
+      call(`/v2/users/${await createUser()}`, {
+        method: 'PATCH',
+        token: adminToken,
+        body: { display_name: 'Patched', phone: '+44 20 7946 0123', profile: { locale: null } },
+      }),
+    'PATCH /v2/users/{id} 400': async () =>
+      call(`/v2/users/${await createUser()}`, { method: 'PATCH', token: adminToken, body: { roles: [] } }),
+    'PATCH /v2/users/{id} 401': () => call(`/v2/users/${org.admin_user_id}`, { method: 'PATCH', body: {} }),
+    'PATCH /v2/users/{id} 403': () =>
+      call(`/v2/users/${org.admin_user_id}`, { method: 'PATCH', token: readOnlyToken, body: {} }),
+    'PATCH /v2/users/{id} 404': () =>
+      call(`/v2/users/${randomUUID()}`, { method: 'PATCH', token: adminToken, body: {} }),
+    'PATCH /v2/users/{id} 409': () =>
+      call(`/v2/users/${org.admin_user_id}`, { method: 'PATCH', token: adminToken, body: { roles: ['member'] } }),
+    'PATCH /v2/users/{id} 412': async () =>
+      call(`/v2/users/${await createUser()}`, {
+        method: 'PATCH',
+        token: adminToken,
+        body: { display_name: 'Stale' },
+        headers: { 'if-match': '"not-the-etag"' },
+      }),
+    'PATCH /v2/users/{id} 413': () =>
+      call(`/v2/users/${org.admin_user_id}`, { method: 'PATCH', token: adminToken, body: hugeBody }),
+    'PATCH /v2/users/{id} 415': () =>
+      call(`/v2/users/${org.admin_user_id}`, {
+        method: 'PATCH',
+        token: adminToken,
+        body: 'display_name=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+    'PATCH /v2/users/{id} 429': () =>
+      exhaust(() => call(`/v2/users/${org.admin_user_id}`, { method: 'PATCH', token: throttledToken, body: {} })),
+    // POST /v2/users/{id}/disable, /enable
+    'POST /v2/users/{id}/disable 200': async () =>
+      call(`/v2/users/${await createUser()}/disable`, { method: 'POST', token: adminToken }),
+    'POST /v2/users/{id}/disable 401': () => call(`/v2/users/${org.admin_user_id}/disable`, { method: 'POST' }),
+    'POST /v2/users/{id}/disable 403': () =>
+      call(`/v2/users/${org.admin_user_id}/disable`, { method: 'POST', token: readOnlyToken }),
+    'POST /v2/users/{id}/disable 404': () =>
+      call(`/v2/users/${randomUUID()}/disable`, { method: 'POST', token: adminToken }),
+    'POST /v2/users/{id}/disable 409': () =>
+      call(`/v2/users/${org.admin_user_id}/disable`, { method: 'POST', token: adminToken }),
+    'POST /v2/users/{id}/disable 412': async () =>
+      call(`/v2/users/${await createUser()}/disable`, {
+        method: 'POST',
+        token: adminToken,
+        headers: { 'if-match': 'W/"weak-never-matches"' },
+      }),
+    'POST /v2/users/{id}/disable 429': () =>
+      exhaust(() => call(`/v2/users/${org.admin_user_id}/disable`, { method: 'POST', token: throttledToken })),
+    'POST /v2/users/{id}/enable 200': async () => {
+      const id = await createUser();
+      expect((await call(`/v2/users/${id}/disable`, { method: 'POST', token: adminToken })).status).toBe(200);
+      return call(`/v2/users/${id}/enable`, { method: 'POST', token: adminToken });
+    },
+    'POST /v2/users/{id}/enable 401': () => call(`/v2/users/${org.admin_user_id}/enable`, { method: 'POST' }),
+    'POST /v2/users/{id}/enable 403': () =>
+      call(`/v2/users/${org.admin_user_id}/enable`, { method: 'POST', token: readOnlyToken }),
+    'POST /v2/users/{id}/enable 404': () =>
+      call(`/v2/users/${randomUUID()}/enable`, { method: 'POST', token: adminToken }),
+    'POST /v2/users/{id}/enable 412': () =>
+      call(`/v2/users/${org.admin_user_id}/enable`, {
+        method: 'POST',
+        token: adminToken,
+        headers: { 'if-match': '"stale"' },
+      }),
+    'POST /v2/users/{id}/enable 429': () =>
+      exhaust(() => call(`/v2/users/${org.admin_user_id}/enable`, { method: 'POST', token: throttledToken })),
+    // DELETE /v2/users/{id}
+    'DELETE /v2/users/{id} 204': async () =>
+      call(`/v2/users/${await createUser()}`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id} 401': () => call(`/v2/users/${org.admin_user_id}`, { method: 'DELETE' }),
+    'DELETE /v2/users/{id} 403': () =>
+      call(`/v2/users/${org.admin_user_id}`, { method: 'DELETE', token: readOnlyToken }),
+    'DELETE /v2/users/{id} 404': () => call(`/v2/users/${randomUUID()}`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id} 409': () => call(`/v2/users/${org.admin_user_id}`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id} 412': async () =>
+      call(`/v2/users/${await createUser()}`, { method: 'DELETE', token: adminToken, headers: { 'if-match': '"x"' } }),
+    'DELETE /v2/users/{id} 429': () =>
+      exhaust(() => call(`/v2/users/${org.admin_user_id}`, { method: 'DELETE', token: throttledToken })),
     // POST /v2/users/me/password
     'POST /v2/users/me/password 200': async () =>
       call('/v2/users/me/password', { token: await oneTimeToken(), body: { password: 'a-new-password-1' } }),
@@ -437,6 +525,14 @@ describe('the OpenAPI document against real responses', () => {
       call('/v2/users', { token: adminToken, body: { email: email('outage'), display_name: 'Outage' } }),
     'GET /v2/users/me 503': () => call('/v2/users/me', { token: adminToken }),
     'GET /v2/users/{id} 503': () => call(`/v2/users/${org.admin_user_id}`, { token: adminToken }),
+    'GET /v2/users 503': () => call('/v2/users', { token: adminToken }),
+    'PATCH /v2/users/{id} 503': () =>
+      call(`/v2/users/${org.admin_user_id}`, { method: 'PATCH', token: adminToken, body: {} }),
+    'POST /v2/users/{id}/disable 503': () =>
+      call(`/v2/users/${org.admin_user_id}/disable`, { method: 'POST', token: adminToken }),
+    'POST /v2/users/{id}/enable 503': () =>
+      call(`/v2/users/${org.admin_user_id}/enable`, { method: 'POST', token: adminToken }),
+    'DELETE /v2/users/{id} 503': () => call(`/v2/users/${org.admin_user_id}`, { method: 'DELETE', token: adminToken }),
     'POST /v2/users/me/password 503': () =>
       call('/v2/users/me/password', { token: BOGUS_ONE_TIME_TOKEN, body: { password: 'a-new-password-1' } }),
     'POST /v2/users/{id}/reset-password 503': () =>

@@ -53,6 +53,11 @@ export const createUserBody = z
       .optional(),
     org_id: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
     send_activation: z.boolean().optional(),
+    phone: z
+      .string()
+      .max(32, 'must be at most 32 characters')
+      .optional()
+      .describe('A mobile number with its country code (`+86 138-0013-8000`, `0086…`), stored as E.164.'),
     profile: z
       .object({
         locale: z.string().refine(isLanguageTag, 'must be a BCP 47 language tag such as zh-CN').optional(),

@@ -8,7 +8,7 @@ import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { IdentityBackend } from '../backends/backends.module';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
-import { ApiJsonBody, ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
+import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import {
   OneTimeToken,
@@ -18,7 +18,7 @@ import {
   resetPasswordBody,
   setPasswordBody,
 } from './password.schema';
-import { toUserResource, UserResource, userResource } from './user.resource';
+import { userAnswer, UserResource, userResource } from './user.resource';
 
 const OPAQUE_BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/;
 
@@ -46,7 +46,9 @@ export class PasswordController {
   })
   @ApiSecurity('oneTimeToken')
   @ApiJsonBody(setPasswordBody, { name: 'SetPasswordRequest' })
-  @ApiJsonResponse(200, 'The user, now `active`.', userResource)
+  @ApiJsonResponse(200, 'The user, now `active`.', userResource, {
+    ETag: header('The strong entity tag of the user.'),
+  })
   @ApiProblems(
     'malformed_body',
     'validation_failed',
@@ -55,7 +57,10 @@ export class PasswordController {
     'unsupported_media_type',
     'service_unavailable',
   )
-  async setPassword(@Req() request: FastifyRequest): Promise<UserResource> {
+  async setPassword(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<UserResource> {
     const token = OPAQUE_BEARER.exec(request.headers.authorization ?? '')?.[1];
     if (!token) {
       throw new DomainError('unauthenticated', 'This operation needs the one-time token from the e-mail link.', {
@@ -64,7 +69,7 @@ export class PasswordController {
     }
     const { password } = parseOrFail(setPasswordBody, jsonObjectBody(request));
     const { user } = await this.identity.call('setPassword', { token, password });
-    return toUserResource(user);
+    return userAnswer(reply, user);
   }
 
   /** `send_email: true` (default) → 202 and an e-mail; `false` → 200 `{token, expires_at}`. */

@@ -1,5 +1,5 @@
-import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 
 import { RequireScope } from '../auth/access.decorators';
@@ -12,7 +12,24 @@ import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/ap
 import { documented } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { createUserBody, idempotencyKey } from './create-user.schema';
-import { toUserResource, UserResource, userResource } from './user.resource';
+import {
+  ifMatchTags,
+  toUserResource,
+  userAnswer,
+  UserPage,
+  userPage,
+  UserResource,
+  userResource,
+} from './user.resource';
+import { listUsersQuery, patchUserBody } from './user-admin.schema';
+
+const ETAG = { ETag: header('The strong entity tag of the user; send it back as `If-Match` to change it safely.') };
+const IF_MATCH = {
+  name: 'If-Match',
+  required: false,
+  description: 'Change the user only while its ETag is one of these (or `*`); otherwise `412 precondition_failed`.',
+  schema: { type: 'string' as const },
+};
 
 /** `/v2/users`: maps HTTP to the identity service, which owns every rule about users. */
 @ApiTags('users')
@@ -40,6 +57,7 @@ export class UsersController {
   })
   @ApiJsonBody(createUserBody, { name: 'CreateUserRequest' })
   @ApiJsonResponse(201, 'The new user, always `pending`.', userResource, {
+    ...ETAG,
     Location: header('`/v2/users/{id}`'),
     'Idempotent-Replayed': header(
       '`true` when this is a stored answer to the same Idempotency-Key.',
@@ -53,6 +71,7 @@ export class UsersController {
     'forbidden',
     'quota_exceeded',
     'email_taken',
+    'phone_taken',
     'idempotency_key_in_use',
     'payload_too_large',
     'unsupported_media_type',
@@ -75,13 +94,14 @@ export class UsersController {
         roles: body.roles ?? [],
         orgId: body.org_id,
         sendActivation: body.send_activation,
+        phone: body.phone,
         profile: body.profile,
         idempotencyKey: key,
         requestFingerprint: requestFingerprint('POST', '/v2/users', raw),
       },
       { accessToken: request.accessToken },
     );
-    const resource = toUserResource(user);
+    const resource = userAnswer(reply, user);
     void reply.header('Location', `/v2/users/${resource.id}`);
     if (replayed) void reply.header('Idempotent-Replayed', 'true');
     return resource;
@@ -91,24 +111,175 @@ export class UsersController {
   @RequireScope('users:read')
   @RateLimited('users.read')
   @ApiOperation({ operationId: 'getCurrentUser', summary: 'The user the access token belongs to' })
-  @ApiJsonResponse(200, 'The caller.', userResource)
+  @ApiJsonResponse(200, 'The caller.', userResource, ETAG)
   @ApiProblems('not_found', 'service_unavailable')
-  me(@Req() request: AuthenticatedRequest): Promise<UserResource> {
-    return this.get(request, 'me');
+  me(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<UserResource> {
+    return this.get(request, reply, 'me');
   }
 
   @Get(':id')
   @RequireScope('users:read')
   @RateLimited('users.read')
   @ApiOperation({ operationId: 'getUser', summary: "A user of the caller's org" })
-  @ApiJsonResponse(200, 'The user.', userResource)
+  @ApiJsonResponse(200, 'The user.', userResource, ETAG)
   @ApiProblems('not_found', 'service_unavailable')
-  byId(@Req() request: AuthenticatedRequest, @Param('id') id: string): Promise<UserResource> {
-    return this.get(request, id);
+  byId(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') id: string,
+  ): Promise<UserResource> {
+    return this.get(request, reply, id);
   }
 
-  private async get(request: AuthenticatedRequest, id: string): Promise<UserResource> {
+  @Get()
+  @RequireScope('users:read')
+  @RateLimited('users.read')
+  @ApiOperation({
+    operationId: 'listUsers',
+    summary: "The org's users, newest first (admins)",
+    description:
+      '`q` matches an e-mail prefix or a display_name substring, case-insensitive; `limit` 1–100 (default 20); ' +
+      '`cursor` is the `next_cursor` of the previous page. Users created while you page appear on the first page, ' +
+      'never in the pages still to come.',
+  })
+  @ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: ['pending', 'active', 'disabled'] } })
+  @ApiQuery({ name: 'q', required: false, schema: { type: 'string', maxLength: 254 } })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } })
+  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
+  @ApiJsonResponse(200, 'One page.', userPage)
+  @ApiProblems('validation_failed', 'forbidden', 'service_unavailable')
+  async list(@Req() request: AuthenticatedRequest): Promise<UserPage> {
+    const query = parseOrFail(listUsersQuery, request.query ?? {});
+    const page = await this.identity.call(
+      'listUsers',
+      { status: query.status ?? '', q: query.q ?? '', limit: query.limit ?? 0, cursor: query.cursor ?? '' },
+      { accessToken: request.accessToken },
+    );
+    return { items: page.users.map(toUserResource), next_cursor: page.nextCursor || null };
+  }
+
+  @Patch(':id')
+  @RequireScope('users:write')
+  @RateLimited('users.write')
+  @ApiOperation({
+    operationId: 'updateUser',
+    summary: 'Change a user (admins; JSON merge patch)',
+    description:
+      'Members sent change, members left out stay; `null` removes `phone` and puts `profile.locale` / ' +
+      "`profile.timezone` back to their defaults. Same rules as creation, roles at most the caller's own. " +
+      "Taking `admin` from the org's last active admin is `409 last_admin`.",
+  })
+  @ApiHeader(IF_MATCH)
+  @ApiJsonBody(patchUserBody, { name: 'UpdateUserRequest' })
+  @ApiJsonResponse(200, 'The user as it is now.', userResource, ETAG)
+  @ApiProblems(
+    'malformed_body',
+    'validation_failed',
+    'forbidden',
+    'not_found',
+    'phone_taken',
+    'last_admin',
+    'precondition_failed',
+    'payload_too_large',
+    'unsupported_media_type',
+    'service_unavailable',
+  )
+  async update(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') id: string,
+  ): Promise<UserResource> {
+    const body = parseOrFail(patchUserBody, jsonObjectBody(request));
+    const patch = (value: string | null | undefined) =>
+      value === undefined ? undefined : { value: value ?? undefined };
+    const { user } = await this.identity.call(
+      'updateUser',
+      {
+        id,
+        ifMatch: ifMatchTags(request.headers['if-match']),
+        displayName: body.display_name,
+        roles: body.roles ? { roles: body.roles } : undefined,
+        phone: patch(body.phone),
+        locale: patch(body.profile?.locale),
+        timezone: patch(body.profile?.timezone),
+      },
+      { accessToken: request.accessToken },
+    );
+    return userAnswer(reply, user);
+  }
+
+  @Post(':id/disable')
+  @HttpCode(200)
+  @RequireScope('users:write')
+  @RateLimited('users.write')
+  @ApiOperation({
+    operationId: 'disableUser',
+    summary: 'Disable a user (admins): it cannot sign in, its tokens are revoked within 1 s',
+    description: "An admin cannot disable itself or the org's last active admin (`409 last_admin`).",
+  })
+  @ApiHeader(IF_MATCH)
+  @ApiJsonResponse(200, 'The user, now `disabled`.', userResource, ETAG)
+  @ApiProblems('forbidden', 'not_found', 'last_admin', 'precondition_failed', 'service_unavailable')
+  async disable(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') id: string,
+  ): Promise<UserResource> {
+    const { user } = await this.identity.call(
+      'disableUser',
+      { id, ifMatch: ifMatchTags(request.headers['if-match']) },
+      { accessToken: request.accessToken },
+    );
+    return userAnswer(reply, user);
+  }
+
+  @Post(':id/enable')
+  @HttpCode(200)
+  @RequireScope('users:write')
+  @RateLimited('users.write')
+  @ApiOperation({
+    operationId: 'enableUser',
+    summary: 'Enable a disabled user (admins)',
+    description: 'It is `active` again if it had ever set a password, else `pending`.',
+  })
+  @ApiHeader(IF_MATCH)
+  @ApiJsonResponse(200, 'The user.', userResource, ETAG)
+  @ApiProblems('forbidden', 'not_found', 'precondition_failed', 'service_unavailable')
+  async enable(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') id: string,
+  ): Promise<UserResource> {
+    const { user } = await this.identity.call(
+      'enableUser',
+      { id, ifMatch: ifMatchTags(request.headers['if-match']) },
+      { accessToken: request.accessToken },
+    );
+    return userAnswer(reply, user);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScope('users:write')
+  @RateLimited('users.write')
+  @ApiOperation({
+    operationId: 'deleteUser',
+    summary: 'Delete a user (admins): its e-mail and phone are free again, its tokens revoked within 1 s',
+    description: "An admin cannot delete itself or the org's last active admin (`409 last_admin`).",
+  })
+  @ApiHeader(IF_MATCH)
+  @ApiResponse({ status: 204, description: 'Deleted.' })
+  @ApiProblems('forbidden', 'not_found', 'last_admin', 'precondition_failed', 'service_unavailable')
+  async delete(@Req() request: AuthenticatedRequest, @Param('id') id: string): Promise<void> {
+    await this.identity.call(
+      'deleteUser',
+      { id, ifMatch: ifMatchTags(request.headers['if-match']) },
+      { accessToken: request.accessToken },
+    );
+  }
+
+  private async get(request: AuthenticatedRequest, reply: FastifyReply, id: string): Promise<UserResource> {
     const { user } = await this.identity.call('getUser', { id }, { accessToken: request.accessToken });
-    return toUserResource(user);
+    return userAnswer(reply, user);
   }
 }

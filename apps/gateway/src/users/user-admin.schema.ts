@@ -1,0 +1,59 @@
+import { ROLES } from '@acct/access-token';
+import { z } from 'zod';
+
+import { isLanguageTag, isTimeZone } from './create-user.schema';
+
+const CONTROL_CHARACTERS = /\p{Cc}/u;
+const codePoints = (value: string) => [...value].length;
+
+/** `GET /v2/users` query (contract §7). Unknown parameters are ignored. */
+export const listUsersQuery = z.object({
+  status: z.enum(['pending', 'active', 'disabled']).optional(),
+  q: z.string().max(254, 'must be at most 254 characters').optional(),
+  limit: z.coerce
+    .number('must be an integer from 1 to 100')
+    .int('must be an integer from 1 to 100')
+    .min(1, 'must be an integer from 1 to 100')
+    .max(100, 'must be an integer from 1 to 100')
+    .optional(),
+  cursor: z.string().max(512, 'must be a next_cursor this API returned').optional(),
+});
+
+/**
+ * `PATCH /v2/users/{id}` body: a JSON merge patch (RFC 7396) of the fields an admin may change.
+ * `null` removes `phone` and puts `profile.locale` / `profile.timezone` back to their defaults;
+ * `display_name` and `roles` cannot be removed. Unknown fields are refused.
+ */
+export const patchUserBody = z
+  .object({
+    display_name: z
+      .string()
+      .transform((value) => value.trim())
+      .refine((value) => codePoints(value) >= 1, 'must not be empty')
+      .refine((value) => codePoints(value) <= 64, 'must be at most 64 characters')
+      .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters')
+      .optional(),
+    roles: z
+      .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))
+      .min(1, 'must name at least one role')
+      .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role')
+      .optional(),
+    phone: z
+      .string()
+      .max(32, 'must be at most 32 characters')
+      .nullable()
+      .optional()
+      .describe('E.164 after normalisation (spaces, dashes, `00` prefix); `null` removes it.'),
+    profile: z
+      .object({
+        locale: z.string().refine(isLanguageTag, 'must be a BCP 47 language tag such as zh-CN').nullable().optional(),
+        timezone: z
+          .string()
+          .refine(isTimeZone, 'must be an IANA time zone such as Asia/Shanghai')
+          .nullable()
+          .optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
