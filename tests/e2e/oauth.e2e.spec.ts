@@ -276,7 +276,7 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect(loaded?.status()).toBe(200);
       expect(await page.getAttribute('html', 'lang')).toBe('en');
       expect(await page.textContent('h1')).toBe('Sign in');
-      await page.getByLabel('E-mail').fill(mfaMember.email);
+      await page.getByLabel('E-mail or phone').fill(mfaMember.email);
       await page.getByLabel('Password').fill(MEMBER_PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByLabel('Verification code').waitFor();

@@ -28,7 +28,7 @@ const TEXT = {
   'zh-CN': {
     title: '登录',
     continueTo: (client: string) => `登录以继续使用 ${client}`,
-    email: '电子邮件',
+    email: '电子邮件或手机号',
     password: '密码',
     signIn: '登录',
     mfaTitle: '两步验证',
@@ -37,19 +37,19 @@ const TEXT = {
     verify: '验证',
     errorTitle: '无法完成登录请求',
     errorHint: '请返回应用重新开始。如果问题仍然存在，请联系应用的开发者。',
-    invalidCredentials: '电子邮件或密码不正确。',
+    invalidCredentials: '账号或密码不正确。',
     invalidCode: '验证码不正确或已被使用。',
     locked: (seconds: number) => `尝试次数过多，请在 ${seconds} 秒后重试。`,
     notActive: '此账户尚未激活，请先通过激活邮件设置密码。',
     refused: '无法登录此账户。',
     expired: '此登录表单已失效，请返回应用重新开始。',
-    missing: '请输入电子邮件和密码。',
+    missing: '请输入账号和密码。',
     unavailable: '服务暂时不可用，请稍后重试。',
   },
   en: {
     title: 'Sign in',
     continueTo: (client: string) => `Sign in to continue to ${client}`,
-    email: 'E-mail',
+    email: 'E-mail or phone',
     password: 'Password',
     signIn: 'Sign in',
     mfaTitle: 'Two-step verification',
@@ -58,13 +58,13 @@ const TEXT = {
     verify: 'Verify',
     errorTitle: 'This sign-in request cannot be completed',
     errorHint: 'Go back to the app and start again. If this keeps happening, tell the app’s developer.',
-    invalidCredentials: 'The e-mail or password is incorrect.',
+    invalidCredentials: 'The account or password is incorrect.',
     invalidCode: 'The code is incorrect or has already been used.',
     locked: (seconds: number) => `Too many attempts. Try again in ${seconds} seconds.`,
     notActive: 'This account is not active yet: set its password from the activation e-mail first.',
     refused: 'This account cannot sign in.',
     expired: 'This sign-in form is no longer valid. Go back to the app and start again.',
-    missing: 'Enter your e-mail and password.',
+    missing: 'Enter your e-mail (or phone) and password.',
     unavailable: 'The service is unavailable. Try again in a moment.',
   },
 } as const;
@@ -142,7 +142,7 @@ export interface LoginPageOptions {
   error?: string;
 }
 
-/** Step 1: e-mail (or phone) and password. */
+/** Step 1: e-mail (or phone: identity tells them apart) and password. */
 export function loginPage(options: LoginPageOptions): string {
   const text = TEXT[options.language];
   return document(
