@@ -47,7 +47,10 @@ describe('two-step verification (TOTP)', () => {
       tokenRequest({ grant_type: 'password', username: email, password, ...(mfaCode ? { mfa_code: mfaCode } : {}) });
     const { access_token: token } = await issue({ grant_type: 'password', username: email, password });
 
-    const enrolled = await call<{ secret: string; otpauth_uri: string }>('/v2/users/me/mfa/totp', { token, json: {} });
+    const enrolled = await call<{ secret: string; otpauth_uri: string }>('/v2/users/me/mfa/totp', {
+      token,
+      json: { password },
+    });
     expect(enrolled.status).toBe(201);
     expect(enrolled.headers.get('cache-control')).toBe('no-store');
     expect(Object.keys(enrolled.body).sort()).toEqual(['otpauth_uri', 'secret']);

@@ -71,10 +71,26 @@ describe('MFA (TOTP) through the gateway', () => {
     await stack?.close();
   });
 
+  it('refuses enrolment by an access token alone: no password 400, a wrong one 403, and nothing enrolled', async () => {
+    // Issue 11 item 10: a stolen token cannot bind the thief's authenticator.
+    const enrol = (body?: Record<string, unknown>) =>
+      request<Answer>(stack.url('/v2/users/me/mfa/totp'), { method: 'POST', token: adminToken, body });
+    for (const body of [{}, { password: '' }]) {
+      const refused = await enrol(body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.code).toBe('validation_failed');
+    }
+    for (const password of ['wrong-password-1', PASSWORD.toUpperCase()]) {
+      const refused = await enrol({ password });
+      expect(refused.status).toBe(403);
+      expect(refused.body.code).toBe('forbidden');
+    }
+  });
+
   it('enrols the signed-in user: 201 with a base32 secret and an otpauth URI naming the account', async () => {
     const enrolled = await request<Answer>(stack.url('/v2/users/me/mfa/totp'), {
-      method: 'POST',
       token: adminToken,
+      body: { password: PASSWORD },
     });
     expect(enrolled.status).toBe(201);
     expect(enrolled.headers.get('cache-control')).toBe('no-store');
@@ -120,7 +136,10 @@ describe('MFA (TOTP) through the gateway', () => {
   });
 
   it('answers 409 mfa_already_enabled to a second enrolment', async () => {
-    const again = await request<Answer>(stack.url('/v2/users/me/mfa/totp'), { method: 'POST', token: adminToken });
+    const again = await request<Answer>(stack.url('/v2/users/me/mfa/totp'), {
+      token: adminToken,
+      body: { password: PASSWORD },
+    });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('mfa_already_enabled');
   });
@@ -133,8 +152,8 @@ describe('MFA (TOTP) through the gateway', () => {
     });
     expect(client.status).toBe(200);
     const refused = await request<Answer>(stack.url('/v2/users/me/mfa/totp'), {
-      method: 'POST',
       token: client.body.access_token,
+      body: { password: PASSWORD },
     });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('forbidden');

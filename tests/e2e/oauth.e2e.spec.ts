@@ -207,7 +207,10 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
     member = await activeUser();
     const mfaUser = await activeUser();
     const mfaToken = await passwordToken(mfaUser.email, MEMBER_PASSWORD);
-    const enrolled = await call(0, '/v2/users/me/mfa/totp', { token: mfaToken, body: {} });
+    const enrolled = await call(0, '/v2/users/me/mfa/totp', {
+      token: mfaToken,
+      body: { password: MEMBER_PASSWORD },
+    });
     const { secret } = enrolled.body as { secret: string };
     // The previous step's code (accepted: ±1 step), so the current one is still unused for the login.
     const confirmed = await call(0, '/v2/users/me/mfa/totp/confirm', {

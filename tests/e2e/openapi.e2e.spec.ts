@@ -124,7 +124,10 @@ describe('the OpenAPI document against real responses', () => {
   /** A member with two-step verification enabled. */
   const memberWithMfa = async () => {
     const member = await activeMember();
-    const enrolled = await call('/v2/users/me/mfa/totp', { token: member.token, body: {} });
+    const enrolled = await call('/v2/users/me/mfa/totp', {
+      token: member.token,
+      body: { password: 'member-password-1' },
+    });
     const { secret } = (await enrolled.json()) as { secret: string };
     const confirmed = await call('/v2/users/me/mfa/totp/confirm', {
       token: member.token,
@@ -474,10 +477,10 @@ describe('the OpenAPI document against real responses', () => {
     'GET /v2/system/quota 429': () => exhaust(() => call('/v2/system/quota', { token: throttledToken })),
     // POST /v2/users/me/mfa/totp and /confirm
     'POST /v2/users/me/mfa/totp 201': async () =>
-      call('/v2/users/me/mfa/totp', { token: (await activeMember()).token, body: {} }),
+      call('/v2/users/me/mfa/totp', { token: (await activeMember()).token, body: { password: 'member-password-1' } }),
     'POST /v2/users/me/mfa/totp 400': () => call('/v2/users/me/mfa/totp', { token: adminToken, body: { extra: 1 } }),
     'POST /v2/users/me/mfa/totp 409': async () =>
-      call('/v2/users/me/mfa/totp', { token: (await memberWithMfa()).token, body: {} }),
+      call('/v2/users/me/mfa/totp', { token: (await memberWithMfa()).token, body: { password: 'member-password-1' } }),
     'POST /v2/users/me/mfa/totp 413': () => call('/v2/users/me/mfa/totp', { token: adminToken, body: hugeBody }),
     'POST /v2/users/me/mfa/totp 415': () =>
       call('/v2/users/me/mfa/totp', { token: adminToken, body: 'x', headers: { 'content-type': 'text/plain' } }),
@@ -538,7 +541,8 @@ describe('the OpenAPI document against real responses', () => {
     'POST /v2/users/{id}/reset-password 503': () =>
       call(`/v2/users/${org.admin_user_id}/reset-password`, { token: adminToken, body: { send_email: false } }),
     'GET /v2/system/quota 503': () => call('/v2/system/quota', { token: adminToken }),
-    'POST /v2/users/me/mfa/totp 503': () => call('/v2/users/me/mfa/totp', { token: adminToken, body: {} }),
+    'POST /v2/users/me/mfa/totp 503': () =>
+      call('/v2/users/me/mfa/totp', { token: adminToken, body: { password: ADMIN_PASSWORD } }),
     'POST /v2/users/me/mfa/totp/confirm 503': () =>
       call('/v2/users/me/mfa/totp/confirm', { token: adminToken, body: { code: '123456' } }),
   };

@@ -104,7 +104,7 @@ const ENDPOINTS: Endpoint[] = [
     method: 'POST',
     path: () => '/v2/users/me/mfa/totp',
     scope: 'users:read',
-    body: () => ({}),
+    body: () => ({ password: PASSWORD }),
     control: 201,
     // Enrols the caller itself; a client is no user.
     crossOrg: { statuses: [201, 403] },

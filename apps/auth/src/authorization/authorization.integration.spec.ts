@@ -379,7 +379,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
     beforeAll(async () => {
       const mfa = harness.get(MfaService);
       const caller = { subject: MFA_USER.id, kind: 'user', orgId: ORG, roles: ['member'] } as unknown as Caller;
-      ({ secret } = await mfa.enroll({ ...caller, scopes: new Set(['users:read']) }, 'token'));
+      ({ secret } = await mfa.enroll({ ...caller, scopes: new Set(['users:read']) }, 'token', PASSWORD));
       await mfa.confirm({ ...caller, scopes: new Set(['users:read']) }, totp());
       harness.clock.advance(90_000);
     });

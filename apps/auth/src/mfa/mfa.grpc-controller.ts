@@ -12,8 +12,8 @@ export class MfaGrpcController implements Pick<authV1.AuthServiceController, 'en
   constructor(private readonly mfa: MfaService) {}
 
   @GrpcMethod(authV1.AUTH_SERVICE_NAME, 'enrollTotp')
-  enrollTotp(_request: authV1.EnrollTotpRequest, metadata?: Metadata): Promise<authV1.EnrollTotpResponse> {
-    return this.mfa.enroll(callerOf(metadata), bearerTokenOf(metadata) ?? '');
+  enrollTotp(request: authV1.EnrollTotpRequest, metadata?: Metadata): Promise<authV1.EnrollTotpResponse> {
+    return this.mfa.enroll(callerOf(metadata), bearerTokenOf(metadata) ?? '', request.password);
   }
 
   @GrpcMethod(authV1.AUTH_SERVICE_NAME, 'confirmTotp')

@@ -67,8 +67,29 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     await database?.drop();
   });
 
+  it('refuses enrolment without the current password, or with a wrong one, and locks it after 5 wrong ones', async () => {
+    // Issue 11 item 10: an access token alone (a stolen one) cannot bind an authenticator.
+    expect(await refusal(mfa.enroll(callerOf(), 'token', ''))).toMatchObject({
+      code: 'validation_failed',
+      status: 400,
+    });
+    for (const password of ['wrong-1', 'wrong-2', 'Right-password', 'right-password ', 'x']) {
+      expect(await refusal(mfa.enroll(callerOf(), 'token', password))).toMatchObject({
+        code: 'forbidden',
+        status: 403,
+      });
+    }
+    // Five wrong passwords lock enrolment for the account (no password oracle for a token holder).
+    expect(await refusal(mfa.enroll(callerOf(), 'token', 'right-password'))).toMatchObject({ code: 'login_locked' });
+    const rows = await database.query<{ n: string }>('SELECT count(*) AS n FROM mfa_totp WHERE user_id = $1', [
+      USER.id,
+    ]);
+    expect(Number(rows[0].n)).toBe(0);
+    harness.clock.advance(16 * 60_000);
+  });
+
   it('enrols the calling user with a base32 secret and an otpauth URI, stored encrypted', async () => {
-    const enrolled = await mfa.enroll(callerOf(), 'caller-token');
+    const enrolled = await mfa.enroll(callerOf(), 'caller-token', 'right-password');
     secret = enrolled.secret;
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     const uri = new URL(enrolled.otpauthUri);
@@ -104,7 +125,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
 
   it('refuses enrolment and confirmation to client_credentials callers', async () => {
     const client = callerOf({ kind: 'client', subject: 'provisioner', scopes: new Set(['users:read']) });
-    expect(await refusal(mfa.enroll(client, 'token'))).toMatchObject({ code: 'forbidden' });
+    expect(await refusal(mfa.enroll(client, 'token', 'right-password'))).toMatchObject({ code: 'forbidden' });
     expect(await refusal(mfa.confirm(client, code()))).toMatchObject({ code: 'forbidden' });
   });
 
@@ -117,7 +138,10 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
   });
 
   it('refuses to re-enrol or re-confirm once MFA is enabled (409 mfa_already_enabled), keeping the secret', async () => {
-    expect(await refusal(mfa.enroll(callerOf(), 'token'))).toMatchObject({ code: 'mfa_already_enabled', status: 409 });
+    expect(await refusal(mfa.enroll(callerOf(), 'token', 'right-password'))).toMatchObject({
+      code: 'mfa_already_enabled',
+      status: 409,
+    });
     expect(await refusal(mfa.confirm(callerOf(), code()))).toMatchObject({ code: 'mfa_already_enabled' });
     nextStep();
     expect(await outcomeOf(tokens.issue(login({ mfaCode: code(), clientIp: '203.0.113.13' })))).toBe('ok');

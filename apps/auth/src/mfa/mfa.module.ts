@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 
 import { IdentityModule } from '../identity/identity.module';
+import { LockoutModule } from '../lockout/lockout.module';
 import { PrismaModule } from '../prisma/prisma.service';
 import { MfaGrpcController } from './mfa.grpc-controller';
 import { MfaPolicy } from './mfa.policy';
@@ -13,7 +14,7 @@ import { TotpSecrets } from './totp-secrets';
  * code check of a password login (used by the login steps).
  */
 @Module({
-  imports: [PrismaModule, IdentityModule],
+  imports: [PrismaModule, IdentityModule, LockoutModule],
   controllers: [MfaGrpcController],
   providers: [MfaRepository, TotpSecrets, MfaPolicy, MfaService],
   exports: [MfaPolicy],

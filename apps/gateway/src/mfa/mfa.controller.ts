@@ -28,9 +28,11 @@ export class MfaController {
   @ApiOperation({
     operationId: 'enrollTotp',
     summary: 'Start two-step verification: a new TOTP secret for the signed-in user',
-    description: 'Replaces a secret not yet confirmed. Users only (a client token is 403 `forbidden`).',
+    description:
+      'Needs the current password (a wrong one is 403 `forbidden`; 5 wrong ones lock enrolment for 15 minutes, ' +
+      '429 `login_locked`). Replaces a secret not yet confirmed. Users only (a client token is 403 `forbidden`).',
   })
-  @ApiJsonBody(enrollBody, { name: 'TotpEnrolmentRequest', required: false })
+  @ApiJsonBody(enrollBody, { name: 'TotpEnrolmentRequest' })
   @ApiJsonResponse(201, 'The base32 secret and its `otpauth://` URI (for a QR code).', enrolment, {
     'Cache-Control': header('`no-store`'),
   })
@@ -41,11 +43,12 @@ export class MfaController {
     'mfa_already_enabled',
     'payload_too_large',
     'unsupported_media_type',
+    'login_locked',
     'service_unavailable',
   )
   async enroll(@Req() request: AuthenticatedRequest): Promise<Enrolment> {
-    if (request.body !== undefined) parseOrFail(enrollBody, jsonObjectBody(request));
-    const enrolled = await this.auth.call('enrollTotp', {}, { accessToken: request.accessToken });
+    const { password } = parseOrFail(enrollBody, jsonObjectBody(request));
+    const enrolled = await this.auth.call('enrollTotp', { password }, { accessToken: request.accessToken });
     return { secret: enrolled.secret, otpauth_uri: enrolled.otpauthUri };
   }
 

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
-/** Contract §4: TOTP enrolment (`POST /v2/users/me/mfa/totp`, no body or `{}`) and its answer. */
-export const enrollBody = z.object({}).strict();
+/**
+ * Contract §4: TOTP enrolment (`POST /v2/users/me/mfa/totp`) and its answer. The body carries the
+ * current password: an access token alone (a stolen one) cannot enrol a second factor.
+ */
+export const enrollBody = z.object({ password: z.string().min(1).max(1024) }).strict();
 export const enrolment = z
   .object({ secret: z.string().min(16), otpauth_uri: z.string().regex(/^otpauth:\/\/totp\//) })
   .strict();

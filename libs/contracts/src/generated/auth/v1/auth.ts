@@ -84,6 +84,8 @@ export interface ListLoginAuditResponse {
 
 /** The user is the caller (its access token), never a field of the request. */
 export interface EnrollTotpRequest {
+  /** The caller's current password: a stolen access token alone cannot bind a second factor. */
+  password: string;
 }
 
 export interface EnrollTotpResponse {
