@@ -76,6 +76,7 @@ export class PasswordLogin {
         ? await this.identity.verifyPassword(attempt.username, credential.password)
         : credential.passwordCheckedFor;
     if (!user) throw OAuthErrors.badCredentials();
+    if (user.status === 'disabled') throw OAuthErrors.accountDisabled();
     if (user.status !== 'active') throw OAuthErrors.accountNotActive();
     await this.mfa.verifyCode(user.id, attempt.mfaCode).catch((refusal: unknown) => {
       throw refusal instanceof DomainError && refusal.code === 'mfa_required' ? new MfaPending(refusal, user) : refusal;

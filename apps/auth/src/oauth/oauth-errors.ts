@@ -60,6 +60,13 @@ export const OAuthErrors = {
   badAuthorizationCode: () =>
     oauthError('invalid_grant', 'invalid_grant', 'The authorization code is invalid, expired or already used.'),
 
+  /** A correct password of an account an admin disabled (contract §7). */
+  accountDisabled: () => {
+    const description = 'The account is disabled; an admin of its organization can enable it.';
+    return new DomainError('account_disabled', description, {
+      extensions: { error: 'invalid_grant', error_description: description },
+    });
+  },
   /** A correct password of an account that is not active yet (contract §4). */
   accountNotActive: () => {
     const description = 'The account is not active yet; it must be activated before it can log in.';

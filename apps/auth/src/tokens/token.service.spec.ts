@@ -226,6 +226,20 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
       expect(wrong.code).toBe('invalid_grant');
     });
 
+    it('tells a disabled account it is disabled only after a correct password (contract §7)', async () => {
+      identity.add('disabled-pass-1', {
+        ...ADMIN,
+        id: 'a1b2c3d4-0000-4000-8000-000000000004',
+        email: 'disabled@example.test',
+        status: 'disabled',
+      });
+      const right = await refusal(password({ username: 'disabled@example.test', password: 'disabled-pass-1' }));
+      expect(right).toMatchObject({ code: 'account_disabled', status: 400 });
+      expect(right.options.extensions).toMatchObject({ error: 'invalid_grant' });
+      const wrong = await refusal(password({ username: 'disabled@example.test', password: 'nope' }));
+      expect(wrong.code).toBe('invalid_grant');
+    });
+
     it.each([
       ['username', { username: '' }],
       ['password', { password: '' }],

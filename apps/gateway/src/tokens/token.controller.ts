@@ -45,6 +45,7 @@ export class TokenController {
     'invalid_scope',
     'invalid_grant',
     'account_not_active',
+    'account_disabled',
     'invalid_client',
     'unauthorized_client',
     'mfa_required',
