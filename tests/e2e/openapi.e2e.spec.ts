@@ -475,6 +475,43 @@ describe('the OpenAPI document against real responses', () => {
     'GET /v2/system/quota 401': () => call('/v2/system/quota'),
     'GET /v2/system/quota 403': () => call('/v2/system/quota', { token: readOnlyToken }),
     'GET /v2/system/quota 429': () => exhaust(() => call('/v2/system/quota', { token: throttledToken })),
+    // GET and DELETE /v2/users/{id}/sessions, DELETE /v2/users/{id}/sessions/{sessionId}
+    'GET /v2/users/{id}/sessions 200': () => call('/v2/users/me/sessions', { token: adminToken }),
+    'GET /v2/users/{id}/sessions 401': () =>
+      call('/v2/users/me/sessions', { headers: { authorization: 'Bearer not.a.jwt' } }),
+    'GET /v2/users/{id}/sessions 403': async () =>
+      call(`/v2/users/${org.admin_user_id}/sessions`, { token: (await activeMember()).token }),
+    'GET /v2/users/{id}/sessions 404': () => call(`/v2/users/${randomUUID()}/sessions`, { token: adminToken }),
+    'GET /v2/users/{id}/sessions 429': () => exhaust(() => call('/v2/users/me/sessions', { token: throttledToken })),
+    'DELETE /v2/users/{id}/sessions 204': async () =>
+      call('/v2/users/me/sessions', { method: 'DELETE', token: (await activeMember()).token }),
+    'DELETE /v2/users/{id}/sessions 401': () =>
+      call('/v2/users/me/sessions', { method: 'DELETE', headers: { authorization: 'Bearer not.a.jwt' } }),
+    'DELETE /v2/users/{id}/sessions 403': async () =>
+      call(`/v2/users/${org.admin_user_id}/sessions`, { method: 'DELETE', token: (await activeMember()).token }),
+    'DELETE /v2/users/{id}/sessions 404': () =>
+      call(`/v2/users/${randomUUID()}/sessions`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/sessions 429': () =>
+      exhaust(() => call('/v2/users/me/sessions', { method: 'DELETE', token: throttledToken })),
+    'DELETE /v2/users/{id}/sessions/{sessionId} 204': async () => {
+      const { token } = await activeMember();
+      const { sid } = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { sid: string };
+      return call(`/v2/users/me/sessions/${sid}`, { method: 'DELETE', token });
+    },
+    'DELETE /v2/users/{id}/sessions/{sessionId} 401': () =>
+      call(`/v2/users/me/sessions/${randomUUID()}`, {
+        method: 'DELETE',
+        headers: { authorization: 'Bearer not.a.jwt' },
+      }),
+    'DELETE /v2/users/{id}/sessions/{sessionId} 403': async () =>
+      call(`/v2/users/${org.admin_user_id}/sessions/${randomUUID()}`, {
+        method: 'DELETE',
+        token: (await activeMember()).token,
+      }),
+    'DELETE /v2/users/{id}/sessions/{sessionId} 404': () =>
+      call(`/v2/users/me/sessions/${randomUUID()}`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/sessions/{sessionId} 429': () =>
+      exhaust(() => call(`/v2/users/me/sessions/${randomUUID()}`, { method: 'DELETE', token: throttledToken })),
     // POST /v2/users/me/mfa/totp and /confirm
     'POST /v2/users/me/mfa/totp 201': async () =>
       call('/v2/users/me/mfa/totp', { token: (await activeMember()).token, body: { password: 'member-password-1' } }),
@@ -541,6 +578,11 @@ describe('the OpenAPI document against real responses', () => {
     'POST /v2/users/{id}/reset-password 503': () =>
       call(`/v2/users/${org.admin_user_id}/reset-password`, { token: adminToken, body: { send_email: false } }),
     'GET /v2/system/quota 503': () => call('/v2/system/quota', { token: adminToken }),
+    'GET /v2/users/{id}/sessions 503': () => call('/v2/users/me/sessions', { token: adminToken }),
+    'DELETE /v2/users/{id}/sessions 503': () =>
+      call(`/v2/users/${org.admin_user_id}/sessions`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/sessions/{sessionId} 503': () =>
+      call(`/v2/users/me/sessions/${randomUUID()}`, { method: 'DELETE', token: adminToken }),
     'POST /v2/users/me/mfa/totp 503': () =>
       call('/v2/users/me/mfa/totp', { token: adminToken, body: { password: ADMIN_PASSWORD } }),
     'POST /v2/users/me/mfa/totp/confirm 503': () =>

@@ -18,6 +18,7 @@ import { DiscoveryController } from './oauth/discovery.controller';
 import { TokenRevocationController } from './oauth/token-revocation.controller';
 import { QuotaController } from './quotas/quota.controller';
 import { RateLimitsModule } from './rate-limits/rate-limits.module';
+import { SessionsController } from './sessions/sessions.controller';
 import { TokenController } from './tokens/token.controller';
 import { PasswordController } from './users/password.controller';
 import { UsersController } from './users/users.controller';
@@ -42,6 +43,7 @@ export class GatewayModule {
         QuotaController,
         ActivationPageController,
         MfaController,
+        SessionsController,
         AuthorizeController,
         DiscoveryController,
         TokenRevocationController,
