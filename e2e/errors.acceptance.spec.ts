@@ -17,7 +17,7 @@ describe('problem+json on every error', () => {
 
   it('answers a known path with the wrong method with 405 method_not_allowed and Allow', async () => {
     const cases: Array<[string, string, string]> = [
-      ['DELETE', '/v2/users', 'POST'],
+      ['DELETE', '/v2/users', 'GET, POST'],
       ['GET', '/v2/auth/token', 'POST'],
       ['PUT', '/v2/system/quota', 'GET'],
       ['POST', '/v2/system/rate-limits', 'GET'],
