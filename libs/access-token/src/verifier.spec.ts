@@ -1,11 +1,19 @@
 import { createHmac } from 'node:crypto';
 
 import { DomainError } from '@acct/problem';
+import * as jose from 'jose';
 import { exportJWK, generateKeyPair, JWK, KeyLike, SignJWT } from 'jose';
 
 import { bearerToken } from './bearer';
 import { mayGrant, parseScope, scopesOfRoles } from './scopes';
 import { AccessTokenVerifier } from './verifier';
+
+// Counts full verifications (signature and claims) while keeping the real ones.
+jest.mock('jose', () => {
+  const actual = jest.requireActual<typeof import('jose')>('jose');
+  return { ...actual, jwtVerify: jest.fn(actual.jwtVerify) };
+});
+const fullVerifications = () => (jose.jwtVerify as jest.Mock).mock.calls.length;
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'account-platform';
@@ -113,6 +121,109 @@ describe('AccessTokenVerifier', () => {
     for (const token of ['', 'abc', 'a.b.c', `${Buffer.from('{}').toString('base64url')}.e30.`]) {
       expect((await rejection(token)).code).toBe('unauthenticated');
     }
+  });
+});
+
+describe('AccessTokenVerifier verified-token cache', () => {
+  let privateKey: KeyLike;
+  let publicJwk: JWK;
+  let keySet: JWK[];
+  let clock: number;
+  let revoked: Set<string>;
+
+  const sign = (jti: string, expSeconds: number, kid = 'k1') =>
+    new SignJWT({ scope: 'users:read', org_id: 'org-1', client_id: 'web', sid: 'family-1' })
+      .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
+      .setSubject('user-1')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(Math.floor(clock / 1000))
+      .setJti(jti)
+      .setExpirationTime(expSeconds)
+      .sign(privateKey);
+
+  const verifierWith = (cacheSize?: number) =>
+    new AccessTokenVerifier({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      refetchIntervalMs: 0,
+      now: () => clock,
+      cacheSize,
+      fetchKeys: () => Promise.resolve({ keys: keySet }),
+      revocations: { isRevoked: ({ jti, sid }) => revoked.has(jti) || (!!sid && revoked.has(sid)) },
+    });
+
+  beforeAll(async () => {
+    const pair = await generateKeyPair('ES256');
+    privateKey = pair.privateKey;
+    publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  });
+
+  beforeEach(() => {
+    (jose.jwtVerify as jest.Mock).mockClear();
+    clock = Date.now();
+    keySet = [publicJwk];
+    revoked = new Set();
+  });
+
+  it('reuses a verification for the same token string', async () => {
+    const verifier = verifierWith();
+    const token = await sign('jti-a', Math.floor(clock / 1000) + 600);
+    const first = await verifier.verify(token);
+    const second = await verifier.verify(token);
+    expect(second).toEqual(first);
+    expect(fullVerifications()).toBe(1);
+  });
+
+  it('does not use a remembered verification at or after the token expires', async () => {
+    const verifier = verifierWith();
+    const exp = Math.floor(clock / 1000) + 60;
+    const token = await sign('jti-b', exp);
+    await verifier.verify(token);
+    clock = exp * 1000 + 10_000; // past exp and past jose's 5 s clock tolerance
+    await expect(verifier.verify(token)).rejects.toThrow('The token has expired.');
+    expect(fullVerifications()).toBe(2);
+  });
+
+  it('refuses a remembered token once its jti or its family is revoked', async () => {
+    const verifier = verifierWith();
+    const byJti = await sign('jti-c', Math.floor(clock / 1000) + 600);
+    const byFamily = await sign('jti-d', Math.floor(clock / 1000) + 600);
+    await verifier.verify(byJti);
+    await verifier.verify(byFamily);
+    revoked.add('jti-c');
+    await expect(verifier.verify(byJti)).rejects.toThrow('The token has been revoked.');
+    await expect(verifier.verify(byFamily)).resolves.toMatchObject({ tokenId: 'jti-d' });
+    revoked.add('family-1');
+    await expect(verifier.verify(byFamily)).rejects.toThrow('The token has been revoked.');
+    expect(fullVerifications()).toBe(2);
+  });
+
+  it('refuses a remembered token whose signing key has left the key set', async () => {
+    const verifier = verifierWith();
+    const token = await sign('jti-e', Math.floor(clock / 1000) + 600);
+    await verifier.verify(token);
+    keySet = [];
+    // A token naming another key makes the verifier refetch the key set, which no longer has k1.
+    await expect(verifier.verify(await sign('jti-f', Math.floor(clock / 1000) + 600, 'k2'))).rejects.toThrow(
+      'The token is signed with an unknown key.',
+    );
+    await expect(verifier.verify(token)).rejects.toThrow('The token is signed with an unknown key.');
+  });
+
+  it('remembers at most cacheSize tokens, dropping the least recently used', async () => {
+    const verifier = verifierWith(2);
+    const [a, b, c] = await Promise.all(['1', '2', '3'].map((jti) => sign(jti, Math.floor(clock / 1000) + 600)));
+    await verifier.verify(a);
+    await verifier.verify(b);
+    await verifier.verify(a); // a is now the most recently used
+    await verifier.verify(c); // drops b
+    expect(fullVerifications()).toBe(3);
+    await verifier.verify(a);
+    await verifier.verify(c);
+    expect(fullVerifications()).toBe(3);
+    await verifier.verify(b);
+    expect(fullVerifications()).toBe(4);
   });
 });
 

@@ -1,5 +1,6 @@
 import { DomainError } from '@acct/problem';
 import { createLocalJWKSet, errors, JSONWebKeySet, JWTPayload, jwtVerify } from 'jose';
+import { LRUCache } from 'lru-cache';
 
 import { Caller } from './caller';
 import { assertNotRevoked, RevocationCheck } from './revocation-check';
@@ -18,6 +19,20 @@ export interface VerifierOptions {
   now?: () => number;
   /** Consulted for every token that is otherwise valid (in memory; see revocation-check.ts). */
   revocations?: RevocationCheck;
+  /** How many verified tokens are remembered (least recently used dropped first); 0 turns it off. */
+  cacheSize?: number;
+}
+
+/** The verifier's default bound on remembered tokens (about 1 KiB each). */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
+/** What a successful verification leaves behind, for the same token string. */
+interface Verified {
+  caller: Caller;
+  kid: string;
+  /** `exp` in milliseconds: the entry is never used at or after it. */
+  expiresAt: number;
+  claims: Pick<AccessTokenClaims, 'jti' | 'sid' | 'sub' | 'org_id' | 'iat'>;
 }
 
 export interface AccessTokenClaims extends JWTPayload {
@@ -38,16 +53,33 @@ const invalidToken = (description: string) =>
 /**
  * Verifies access tokens locally against the auth service's JWKS: cached, refreshed when a token
  * names a key it does not know (throttled, so forged `kid`s cannot make it hammer the auth service).
+ *
+ * A token that verified is remembered by its exact string (bounded LRU) until its `exp`, so the same
+ * token's next request skips the signature and claim checks. The revocation check is never skipped:
+ * it runs on every request, cached or not, so a revoked token is refused as fast as before; and an
+ * entry whose signing key has left the key set is not used.
  */
 export class AccessTokenVerifier {
   private keys?: ReturnType<typeof createLocalJWKSet>;
   private knownKids = new Set<string>();
   private lastFetch = 0;
   private fetching?: Promise<void>;
+  private readonly verified?: LRUCache<string, Verified>;
 
-  constructor(private readonly options: VerifierOptions) {}
+  constructor(private readonly options: VerifierOptions) {
+    const max = options.cacheSize ?? VERIFIED_TOKEN_CACHE_SIZE;
+    if (max > 0) this.verified = new LRUCache<string, Verified>({ max });
+  }
 
   async verify(token: string): Promise<Caller> {
+    const cached = this.verified?.get(token);
+    if (cached) {
+      if (cached.expiresAt > this.now() && this.knownKids.has(cached.kid)) {
+        assertNotRevoked(this.options.revocations, cached.claims);
+        return cached.caller;
+      }
+      this.verified!.delete(token);
+    }
     const kid = this.kidOf(token);
     if (!this.knownKids.has(kid)) await this.refresh(!this.keys);
     if (!this.keys || !this.knownKids.has(kid)) throw invalidToken('The token is signed with an unknown key.');
@@ -62,12 +94,23 @@ export class AccessTokenVerifier {
         clockTolerance: 5,
       });
       assertNotRevoked(this.options.revocations, payload);
-      return toCaller(payload);
+      const caller = toCaller(payload);
+      this.verified?.set(token, {
+        caller,
+        kid,
+        expiresAt: payload.exp! * 1000,
+        claims: { jti: payload.jti, sid: payload.sid, sub: payload.sub, org_id: payload.org_id, iat: payload.iat },
+      });
+      return caller;
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw invalidToken('The token has expired.');
       if (error instanceof DomainError) throw error;
       throw invalidToken('The token is invalid.');
     }
+  }
+
+  private now(): number {
+    return this.options.now ? this.options.now() : Date.now();
   }
 
   private kidOf(token: string): string {
@@ -102,7 +145,8 @@ export class AccessTokenVerifier {
 
 function toCaller(claims: AccessTokenClaims): Caller {
   const scopes = new Set(claims.scope.split(' ').filter(Boolean));
-  return {
+  // Shared by every request with the same token (the cache): nobody may change it.
+  return Object.freeze({
     subject: claims.sub!,
     kind: claims.kind === 'client' ? 'client' : 'user',
     orgId: claims.org_id,
@@ -111,5 +155,5 @@ function toCaller(claims: AccessTokenClaims): Caller {
     roles: Array.isArray(claims.roles) ? claims.roles.filter((role) => typeof role === 'string') : [],
     tokenId: claims.jti!,
     expiresAt: claims.exp! * 1000,
-  };
+  });
 }
