@@ -27,6 +27,11 @@ export const gatewayEnv = {
   RATE_LIMIT_TIERS_TTL_MS: millis(10_000),
   /** How long a request waits for the refresh of an org's expired tiers before the last known ones decide. */
   RATE_LIMIT_TIERS_REFRESH_WAIT_MS: millis(500),
+  /**
+   * The health report is measured again in the background this often; requests are answered from the
+   * latest one (keep it below the platform's HEALTH_PROBE_INTERVAL_MS).
+   */
+  HEALTH_REPORT_REFRESH_MS: millis(1000),
   /** One log line per answered request (docs/configuration.md, Gateway). */
   ACCESS_LOG: flag(true),
 };

@@ -1,3 +1,4 @@
+import { Client, connectivityState } from '@grpc/grpc-js';
 import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { ClientGrpc, ClientsModule } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
@@ -56,6 +57,15 @@ export class GrpcClient<Service extends object> {
       options.accessToken ? { [AUTHORIZATION_METADATA_KEY]: `Bearer ${options.accessToken}` } : {},
     );
     return unary(this.name, () => method(request, metadata, deadline(options.deadlineMs ?? this.deadlineMs)));
+  }
+
+  /**
+   * Whether the channel to the service is connected right now (READY), without trying to connect: a
+   * service that went away (GOAWAY on a graceful stop, a closed socket on a crash) is `false` at once.
+   */
+  connected(): boolean {
+    const client = this.client.getClientByServiceName<Client>(this.serviceName);
+    return client.getChannel().getConnectivityState(false) === connectivityState.READY;
   }
 }
 

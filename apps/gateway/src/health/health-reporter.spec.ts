@@ -6,7 +6,7 @@ import { HealthReporter } from './health-reporter';
 
 describe('HealthReporter at start', () => {
   function reporterWith(answer: Promise<unknown>) {
-    const platform = { call: jest.fn(() => answer) } as unknown as PlatformBackend;
+    const platform = { call: jest.fn(() => answer), connected: () => false } as unknown as PlatformBackend;
     return new HealthReporter(platform, loadGatewayConfig({}));
   }
 
@@ -28,5 +28,65 @@ describe('HealthReporter at start', () => {
     const report = await reporter.report();
     expect(report.status).toBe('down');
     expect(report.checks).toEqual([{ component: 'platform', status: 'down', latency_ms: expect.any(Number) }]);
+  });
+});
+
+describe('HealthReporter answering from memory', () => {
+  const platformAnswer = (status: string) => ({
+    status,
+    checks: [{ component: 'database', status: status === 'healthy' ? 'up' : 'down', latencyMs: 0.5 }],
+  });
+  let answers: Array<() => Promise<unknown>>;
+  let connected: boolean;
+  let call: jest.Mock;
+  let reporter: HealthReporter;
+
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['performance', 'nextTick', 'setImmediate'] });
+    answers = [];
+    connected = true;
+    call = jest.fn(() => (answers.shift() ?? (() => Promise.resolve(platformAnswer('healthy'))))());
+    const platform = { call, connected: () => connected } as unknown as PlatformBackend;
+    reporter = new HealthReporter(platform, loadGatewayConfig({ HEALTH_REPORT_REFRESH_MS: '1000' }));
+  });
+
+  afterEach(() => {
+    reporter.onApplicationShutdown();
+    jest.useRealTimers();
+  });
+
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('answers every request from the latest report without calling the platform', async () => {
+    reporter.onApplicationBootstrap();
+    await settle();
+    for (let i = 0; i < 5; i += 1) expect((await reporter.report()).status).toBe('healthy');
+    expect(call).toHaveBeenCalledTimes(1);
+  });
+
+  it('measures again in the background every refresh interval, and answers with the new report', async () => {
+    answers.push(() => Promise.resolve(platformAnswer('healthy')));
+    answers.push(() => Promise.resolve(platformAnswer('down')));
+    reporter.onApplicationBootstrap();
+    await settle();
+    expect((await reporter.report()).status).toBe('healthy');
+    jest.advanceTimersByTime(1000);
+    await settle();
+    expect(call).toHaveBeenCalledTimes(2);
+    const report = await reporter.report();
+    expect(report.status).toBe('down');
+    expect(report.checks.map((check) => check.component)).toEqual(['database', 'platform']);
+    expect(call).toHaveBeenCalledTimes(2);
+  });
+
+  it('asks the platform itself while the channel is not connected, so a platform that is gone is down at once', async () => {
+    reporter.onApplicationBootstrap();
+    await settle();
+    connected = false;
+    answers.push(() => Promise.reject(new DomainError('service_unavailable', 'connection refused')));
+    const report = await reporter.report();
+    expect(report.status).toBe('down');
+    expect(report.checks).toEqual([{ component: 'platform', status: 'down', latency_ms: expect.any(Number) }]);
+    expect(call).toHaveBeenCalledTimes(2);
   });
 });

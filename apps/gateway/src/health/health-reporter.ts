@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 
 import { ReadinessCheck } from '@acct/observability';
 import { DomainError } from '@acct/problem';
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 
 import { PlatformBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig, SERVICE_VERSION } from '../config';
@@ -19,12 +19,20 @@ type ComponentStatus = HealthReport['checks'][number]['status'];
  * platform answers only once its first probe round is done, and a platform that does not answer
  * within the deadline is reported `down` with the time the gateway waited. The gateway asks once at
  * start and is unready (a readiness check) until that first report is in, whatever it says.
+ *
+ * Requests are answered from memory: the report is measured again in the background every
+ * HEALTH_REPORT_REFRESH_MS (below the platform's probe interval), so no request waits for the
+ * platform. Only while the channel to the platform is not connected (it stopped or crashed: the
+ * gateway knows at once from the GOAWAY or the closed socket) does a request measure the report
+ * itself, so a platform that is gone is reported `down` at once, not one refresh later. Concurrent
+ * measurements are one call.
  */
 @Injectable()
-export class HealthReporter implements OnApplicationBootstrap, ReadinessCheck {
+export class HealthReporter implements OnApplicationBootstrap, OnApplicationShutdown, ReadinessCheck {
   readonly name = 'health_report';
-  private first?: Promise<HealthReport>;
-  private measured = false;
+  private latest?: HealthReport;
+  private measuring?: Promise<HealthReport>;
+  private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly platform: PlatformBackend,
@@ -32,14 +40,36 @@ export class HealthReporter implements OnApplicationBootstrap, ReadinessCheck {
   ) {}
 
   onApplicationBootstrap() {
-    this.first ??= this.report().finally(() => (this.measured = true));
+    if (this.timer) return;
+    void this.measure().catch(() => undefined);
+    this.timer = setInterval(() => void this.measure().catch(() => undefined), this.config.HEALTH_REPORT_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown() {
+    clearInterval(this.timer);
   }
 
   check(): Promise<void> {
-    return this.measured ? Promise.resolve() : Promise.reject(new Error('first health report not in yet'));
+    return this.latest ? Promise.resolve() : Promise.reject(new Error('first health report not in yet'));
   }
 
+  /** The latest report (uptime as of now), or a fresh one while the platform is not connected. */
   async report(): Promise<HealthReport> {
+    if (this.latest && this.platform.connected()) {
+      return { ...this.latest, uptime_seconds: Math.floor(process.uptime()) };
+    }
+    return this.measure();
+  }
+
+  private measure(): Promise<HealthReport> {
+    this.measuring ??= this.ask()
+      .then((report) => (this.latest = report))
+      .finally(() => (this.measuring = undefined));
+    return this.measuring;
+  }
+
+  private async ask(): Promise<HealthReport> {
     const started = performance.now();
     const base = {
       version: SERVICE_VERSION,

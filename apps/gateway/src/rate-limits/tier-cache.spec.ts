@@ -42,6 +42,20 @@ describe('TierCache', () => {
     expect(platform.calls).toBe(1);
   });
 
+  it('refreshes tiers in the background in the second half of their TTL, so no request waits', async () => {
+    const first = cache.tiersOf(ORG);
+    platform.answer(600);
+    await first;
+    await sleep(12); // past half the 20 ms TTL, not expired
+    // The platform has not answered the refresh: the request is decided at once with the tiers in memory.
+    expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(600);
+    expect(platform.calls).toBe(2);
+    platform.answer(900);
+    await sleep(0);
+    expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(900);
+    expect(platform.calls).toBe(2);
+  });
+
   it('takes a prompt refresh of expired tiers at once', async () => {
     const first = cache.tiersOf(ORG);
     platform.answer(600);

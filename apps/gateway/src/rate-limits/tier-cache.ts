@@ -7,6 +7,8 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 
 interface Entry {
   tiers: RateLimitTier[];
+  /** From here on, a request starts a refresh in the background (and does not wait for it). */
+  refreshAt: number;
   expiresAt: number;
 }
 
@@ -16,6 +18,8 @@ interface Entry {
  * Once an org's tiers have expired, a request waits for their refresh at most
  * RATE_LIMIT_TIERS_REFRESH_WAIT_MS and is otherwise decided with the last known tiers while the
  * refresh goes on, so a slow or hung platform costs a request that much, not a whole gRPC deadline.
+ * In steady use no request waits at all: a request in the second half of the TTL starts the refresh
+ * in the background and is decided with the tiers in memory, which the refresh then replaces.
  */
 @Injectable()
 export class TierCache {
@@ -31,12 +35,14 @@ export class TierCache {
   async tiersOf(orgId: string | undefined): Promise<RateLimitTier[]> {
     const key = orgId ?? '';
     const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > Date.now()) return entry.tiers;
+    const now = Date.now();
+    if (entry && entry.refreshAt > now) return entry.tiers;
     let fetching = this.pending.get(key);
     if (!fetching) {
       fetching = this.fetch(key, entry).finally(() => this.pending.delete(key));
       this.pending.set(key, fetching);
     }
+    if (entry && entry.expiresAt > now) return entry.tiers; // refreshed in the background
     if (!entry) return fetching; // nothing known yet: the fetch decides (bounded by the gRPC deadline)
     return valueWithin(fetching, this.config.RATE_LIMIT_TIERS_REFRESH_WAIT_MS, entry.tiers);
   }
@@ -45,7 +51,9 @@ export class TierCache {
     try {
       const { tiers } = await this.platform.call('getRateLimits', { orgId });
       const parsed = tiers.map((tier) => ({ ...tier, scope: tier.scope as TierScope }));
-      this.entries.set(orgId, { tiers: parsed, expiresAt: Date.now() + this.config.RATE_LIMIT_TIERS_TTL_MS });
+      const ttl = this.config.RATE_LIMIT_TIERS_TTL_MS;
+      const fetchedAt = Date.now();
+      this.entries.set(orgId, { tiers: parsed, refreshAt: fetchedAt + ttl / 2, expiresAt: fetchedAt + ttl });
       return parsed;
     } catch (error) {
       this.logger.warn(`tiers of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
