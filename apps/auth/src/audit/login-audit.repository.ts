@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
+import { GroupCommit } from './group-commit';
 
 /** One recorded token request. */
 export interface LoginAuditRecord {
@@ -22,10 +23,16 @@ export interface LoginAuditRecord {
 /** The `login_audit` table. */
 @Injectable()
 export class LoginAuditRepository {
+  /** Concurrent token requests' rows go in one INSERT; each request waits for its own batch's. */
+  private readonly writes = new GroupCommit<LoginAuditRecord>(async (records) => {
+    await this.prisma.loginAuditEntry.createMany({ data: records.map((record) => ({ id: randomUUID(), ...record })) });
+  });
+
   constructor(private readonly prisma: PrismaService) {}
 
-  async add(record: LoginAuditRecord): Promise<void> {
-    await this.prisma.loginAuditEntry.create({ data: { id: randomUUID(), ...record } });
+  /** Resolves once the row is stored (with the rows of concurrent requests), rejects if it was not. */
+  add(record: LoginAuditRecord): Promise<void> {
+    return this.writes.add(record);
   }
 
   /** An org's entries, newest first, older than `before` when given. */
