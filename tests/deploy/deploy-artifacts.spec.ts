@@ -48,6 +48,7 @@ const SECRET_KEYS = [
   'S3_ACCESS_KEY_ID',
   'S3_SECRET_ACCESS_KEY',
   'AUTH_KEY_ENCRYPTION_KEY',
+  'GATEWAY_CLIENT_SECRET',
 ];
 
 interface ConfigCheck {
@@ -93,6 +94,7 @@ const SECRET_PLACEHOLDERS: Record<string, string> = {
   S3_ACCESS_KEY_ID: 'access-key-id',
   S3_SECRET_ACCESS_KEY: 'secret-access-key',
   AUTH_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+  GATEWAY_CLIENT_SECRET: 'gateway-client-secret-of-the-deployment-tests',
 };
 
 const readText = (...segments: string[]): string => readFileSync(join(repoRoot, ...segments), 'utf8');

@@ -242,6 +242,7 @@ describe('the images hold what the runbook uses (file trees built as the Dockerf
     S3_ACCESS_KEY_ID: 'access-key-id',
     S3_SECRET_ACCESS_KEY: 'secret-access-key',
     AUTH_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    GATEWAY_CLIENT_SECRET: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
   });
   let migrate: Tree;

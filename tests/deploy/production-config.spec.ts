@@ -6,6 +6,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
+import { DEV_GATEWAY_CLIENT_SECRET } from '@acct/config';
+
 const repoRoot = join(__dirname, '..', '..');
 
 const APPS = ['gateway', 'identity', 'auth', 'platform', 'mailer'] as const;
@@ -18,9 +20,17 @@ const OBJECT_STORAGE = ['S3_ENDPOINT', 'S3_REGION', 'S3_BUCKET', 'S3_ACCESS_KEY_
 /** What each process cannot start without in production (docs/configuration.md, "Production"). */
 const REQUIRED: Record<App, string[]> = {
   // Every process that verifies tokens reads the revocations: REDIS_URL and NATS_URL.
-  gateway: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL'],
+  gateway: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL', 'GATEWAY_CLIENT_SECRET'],
   identity: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL', 'IDENTITY_DATABASE_URL'],
-  auth: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL', 'AUTH_DATABASE_URL', 'AUTH_KEY_ENCRYPTION_KEY'],
+  auth: [
+    ...EVERY_PROCESS,
+    ...GRPC_CLIENT,
+    'REDIS_URL',
+    'NATS_URL',
+    'AUTH_DATABASE_URL',
+    'AUTH_KEY_ENCRYPTION_KEY',
+    'GATEWAY_CLIENT_SECRET',
+  ],
   platform: [...EVERY_PROCESS, ...GRPC_CLIENT, 'REDIS_URL', 'NATS_URL', ...OBJECT_STORAGE, 'PLATFORM_DATABASE_URL'],
   mailer: [...EVERY_PROCESS, 'NATS_URL', ...OBJECT_STORAGE, 'SMTP_URL', 'MAIL_FROM', 'PUBLIC_URL'],
 };
@@ -123,4 +133,29 @@ describe('NODE_ENV=production with nothing else set', () => {
     });
     expect([code, namedVariables(output)]).toEqual([1, ['AUTH_KEY_ENCRYPTION_KEY']]);
   }, 60_000);
+
+  it.each(['gateway', 'auth'] as const)(
+    '%s refuses the development gateway client secret in production even when set explicitly',
+    async (app) => {
+      const set = Object.fromEntries(REQUIRED[app].map((key) => [key, `placeholder-${key}`]));
+      const { code, output } = await start(app, {
+        ...set,
+        NODE_ENV: 'production',
+        ...(app === 'auth'
+          ? {
+              AUTH_DATABASE_URL: 'postgresql://u:p@db.example:5432/auth',
+              AUTH_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+            }
+          : {}),
+        IDENTITY_GRPC_ADDR: 'identity:50051',
+        AUTH_GRPC_ADDR: 'auth:50052',
+        PLATFORM_GRPC_ADDR: 'platform:50053',
+        REDIS_URL: 'redis://redis.example:6379',
+        NATS_URL: 'nats://nats.example:4222',
+        GATEWAY_CLIENT_SECRET: DEV_GATEWAY_CLIENT_SECRET,
+      });
+      expect([code, namedVariables(output)]).toEqual([1, ['GATEWAY_CLIENT_SECRET']]);
+    },
+    60_000,
+  );
 });

@@ -1,5 +1,8 @@
+import { GATEWAY_CLIENT_ID } from '@acct/access-token';
+import { DEV_GATEWAY_CLIENT_SECRET } from '@acct/config';
 import { callRaw, createRawClient, grpcFailureToDomainError } from '@acct/grpc';
 import { LocalObjectStorage, request, SmtpCatcher, TestStack, waitFor } from '@acct/testing';
+import { Metadata } from '@grpc/grpc-js';
 import pg from 'pg';
 
 interface Bootstrap {
@@ -228,9 +231,22 @@ describe('scale-out: two of everything', () => {
 
   it('checks no more than 5 of 20 parallel wrong passwords for one (username, IP) across both auth instances', async () => {
     // Straight to the auth instances, round-robin (the gateways' auth tier would stop this IP after
-    // 3): the lockout row in the shared database, not any one process, decides.
+    // 3), as the gateway calls them (its own token: only it may name the client's IP): the lockout
+    // row in the shared database, not any one process, decides.
     const auth = createRawClient('auth/v1/auth.proto', 'auth.v1.AuthService', stack.env.AUTH_GRPC_ADDR);
     try {
+      const { accessToken } = await callRaw<Record<string, string>, { accessToken: string }>(
+        auth,
+        'issueToken',
+        {
+          grantType: 'client_credentials',
+          clientId: GATEWAY_CLIENT_ID,
+          clientSecret: stack.env.GATEWAY_CLIENT_SECRET ?? DEV_GATEWAY_CLIENT_SECRET,
+        },
+        10_000,
+      );
+      const asGateway = new Metadata();
+      asGateway.set('authorization', `Bearer ${accessToken}`);
       const outcomes = await Promise.all(
         Array.from({ length: 20 }, () =>
           callRaw(
@@ -238,6 +254,7 @@ describe('scale-out: two of everything', () => {
             'issueToken',
             { grantType: 'password', username: 'admin@scaled.test', password: 'wrong-pass-1', clientIp: '192.0.2.77' },
             10_000,
+            asGateway,
           ).then(
             () => 'issued',
             (failure: unknown) => grpcFailureToDomainError(failure, 'auth').code as string,

@@ -2,6 +2,8 @@ import {
   commonEnv,
   ConfigError,
   databaseUrl,
+  DEV_GATEWAY_CLIENT_SECRET,
+  gatewayIdentityEnv,
   grpcAddresses,
   loadConfig,
   millis,
@@ -34,6 +36,7 @@ export const authEnv = {
   ...grpcAddresses,
   ...tokenEnv,
   ...revocationEnv,
+  ...gatewayIdentityEnv,
   AUTH_DATABASE_URL: databaseUrl('auth'),
   AUTH_GRPC_PORT: port(50052),
   AUTH_OPS_PORT: port(9082),
@@ -60,8 +63,15 @@ export type AuthConfig = ReturnType<typeof loadAuthConfig>;
 
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env) {
   const config = loadConfig(authEnv, env);
-  if (config.NODE_ENV === 'production' && config.AUTH_KEY_ENCRYPTION_KEY === DEV_KEY_ENCRYPTION_KEY) {
-    throw new ConfigError(['AUTH_KEY_ENCRYPTION_KEY: must be set in production (the default is for development)']);
+  if (config.NODE_ENV !== 'production') return config;
+  const development = [
+    config.AUTH_KEY_ENCRYPTION_KEY === DEV_KEY_ENCRYPTION_KEY && 'AUTH_KEY_ENCRYPTION_KEY',
+    config.GATEWAY_CLIENT_SECRET === DEV_GATEWAY_CLIENT_SECRET && 'GATEWAY_CLIENT_SECRET',
+  ].filter((name): name is string => name !== false);
+  if (development.length > 0) {
+    throw new ConfigError(
+      development.map((name) => `${name}: must be set in production (the default is for development)`),
+    );
   }
   return config;
 }

@@ -1,6 +1,9 @@
 import {
   commonEnv,
+  ConfigError,
+  DEV_GATEWAY_CLIENT_SECRET,
   flag,
+  gatewayIdentityEnv,
   grpcAddresses,
   loadConfig,
   millis,
@@ -17,6 +20,8 @@ export const gatewayEnv = {
   ...tokenEnv,
   // REDIS_URL, REDIS_KEY_PREFIX (rate limits, API usage, revocations), NATS_URL (revocation notices).
   ...revocationEnv,
+  // GATEWAY_CLIENT_SECRET: the gateway's own identity towards auth (backends/gateway-identity.ts).
+  ...gatewayIdentityEnv,
   GATEWAY_PORT: port(8080),
   GATEWAY_OPS_PORT: port(9080),
   /** Comma-separated addresses/CIDRs whose X-Forwarded-For is believed. Empty: the socket address. */
@@ -37,7 +42,13 @@ export const gatewayEnv = {
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
-export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(gatewayEnv, env);
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(gatewayEnv, env);
+  if (config.NODE_ENV === 'production' && config.GATEWAY_CLIENT_SECRET === DEV_GATEWAY_CLIENT_SECRET) {
+    throw new ConfigError(['GATEWAY_CLIENT_SECRET: must be set in production (the default is for development)']);
+  }
+  return config;
+}
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 
 /** The service version reported by health: the package version. */

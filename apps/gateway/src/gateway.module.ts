@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { ActivationPageController } from './activation/activation-page.controller';
 import { AuthModule } from './auth/auth.module';
 import { BackendsModule } from './backends/backends.module';
+import { GatewayIdentity } from './backends/gateway-identity';
 import { GATEWAY_CONFIG, GatewayConfig } from './config';
 import { HealthController } from './health/health.controller';
 import { HealthReporter } from './health/health-reporter';
@@ -51,6 +52,7 @@ export class GatewayModule {
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         HealthReporter,
+        GatewayIdentity,
         { provide: RouteTable, useValue: routes },
         { provide: METRICS_REGISTRY, useValue: registry },
         { provide: APP_FILTER, useClass: ProblemFilter },

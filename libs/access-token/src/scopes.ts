@@ -22,6 +22,15 @@ export const PASSWORD_SET_SCOPE = 'password:set';
 /** Scope of the auth service's own calls into identity. */
 export const INTERNAL_IDENTITY_SCOPE = 'internal:identity';
 
+/**
+ * Scope of the gateway's own token: only a call carrying it may tell auth who the end user is
+ * (client IP, device, user agent) on token issuance and the login page's sign-in.
+ */
+export const INTERNAL_GATEWAY_SCOPE = 'internal:gateway';
+
+/** The built-in client the gateway authenticates as (client_credentials, secret GATEWAY_CLIENT_SECRET). */
+export const GATEWAY_CLIENT_ID = 'gateway';
+
 /** Every scope a holder of `roles` may have: the union of their defaults. */
 export function scopesOfRoles(roles: readonly string[]): string[] {
   const scopes = new Set<string>();

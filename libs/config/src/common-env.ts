@@ -107,3 +107,18 @@ export const revocationEnv = {
   ...natsUrl,
   REVOCATION_RESYNC_MS: millis(1000),
 };
+
+/**
+ * Development value of the secret the gateway authenticates to auth with. Anyone can read it here:
+ * production must set its own GATEWAY_CLIENT_SECRET (required there, like every per-deployment value).
+ */
+export const DEV_GATEWAY_CLIENT_SECRET = 'dev-only-gateway-client-secret-not-for-production';
+
+/**
+ * The gateway's service identity, shared by the gateway and auth: the gateway trades the secret for a
+ * short-lived access token with the scope `internal:gateway` (client_credentials of the built-in
+ * client `gateway`), and auth takes client attributes (IP, device, user agent) only from calls carrying it.
+ */
+export const gatewayIdentityEnv = {
+  GATEWAY_CLIENT_SECRET: perDeployment(z.string().min(32).default(DEV_GATEWAY_CLIENT_SECRET)),
+};

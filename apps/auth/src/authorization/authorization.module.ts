@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { CallersModule } from '../callers/callers.module';
 import { OAuthClientsModule } from '../clients/clients.module';
 import { LoginModule } from '../login/login.module';
 import { TokensModule } from '../tokens/tokens.module';
@@ -10,7 +11,7 @@ import { SignInSeals } from './sign-in-seals';
 
 /** The authorization endpoint's checks and the login page's sign-in (contract §6). */
 @Module({
-  imports: [OAuthClientsModule, TokensModule, LoginModule, AuthorizationCodesModule],
+  imports: [CallersModule, OAuthClientsModule, TokensModule, LoginModule, AuthorizationCodesModule],
   controllers: [AuthorizationGrpcController],
   providers: [AuthorizationService, SignInSeals],
   exports: [AuthorizationService],

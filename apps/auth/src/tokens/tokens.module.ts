@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 
 import { AuditModule } from '../audit/audit.module';
 import { AuthorizationCodesModule } from '../authorization/authorization-codes.module';
+import { CallersModule } from '../callers/callers.module';
 import { OAuthClientsModule } from '../clients/clients.module';
 import { LoginModule } from '../login/login.module';
 import { AuthMetricsModule } from '../metrics/metrics.module';
@@ -15,7 +16,15 @@ import { TokensGrpcController } from './tokens.grpc-controller';
 
 /** The token endpoint: its grants, each request recorded in the login audit and the metrics. */
 @Module({
-  imports: [LoginModule, OAuthClientsModule, RefreshModule, AuthorizationCodesModule, AuditModule, AuthMetricsModule],
+  imports: [
+    CallersModule,
+    LoginModule,
+    OAuthClientsModule,
+    RefreshModule,
+    AuthorizationCodesModule,
+    AuditModule,
+    AuthMetricsModule,
+  ],
   controllers: [TokensGrpcController],
   providers: [PasswordGrant, ClientCredentialsGrant, RefreshTokenGrant, AuthorizationCodeGrant, TokenService],
   exports: [TokenService],

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
 import { AuthBackend } from '../backends/backends.module';
+import { GatewayIdentity } from '../backends/gateway-identity';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { FORM_CONTENT_TYPE, isPlainObject, mediaTypeOf } from '../http/request-body';
 import { ApiProblems } from '../openapi/api.decorators';
@@ -83,6 +84,7 @@ function authorizationRequest(source: unknown): AuthorizationRequest & { fields:
 export class AuthorizeController {
   constructor(
     private readonly auth: AuthBackend,
+    private readonly gateway: GatewayIdentity,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
@@ -206,7 +208,7 @@ export class AuthorizeController {
     };
     let answer: authV1.AuthorizeResponse;
     try {
-      answer = await this.auth.call('authorize', {
+      answer = await this.gateway.call('authorize', {
         parameters: authorization.parameters,
         username,
         password: fields.password ?? '',

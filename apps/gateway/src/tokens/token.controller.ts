@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
 import { AuthBackend } from '../backends/backends.module';
+import { GatewayIdentity } from '../backends/gateway-identity';
 import { clientAddress } from '../http/client-address';
 import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
@@ -17,7 +18,10 @@ const headerValue = (value: string | string[] | undefined) => (Array.isArray(val
 @ApiTags('tokens')
 @Controller('v2/auth')
 export class TokenController {
-  constructor(private readonly auth: AuthBackend) {}
+  constructor(
+    private readonly auth: AuthBackend,
+    private readonly gateway: GatewayIdentity,
+  ) {}
 
   /** `POST /v2/auth/token`: the only unauthenticated write (interface §4.2, contract §4). */
   @Post('token')
@@ -56,7 +60,7 @@ export class TokenController {
   )
   async token(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<TokenSet> {
     const parameters = tokenParameters(request);
-    const issued = await this.auth.call('issueToken', {
+    const issued = await this.gateway.call('issueToken', {
       grantType: parameters.grant_type,
       username: parameters.username,
       password: parameters.password,
