@@ -15,6 +15,7 @@ import { AuthDatabaseReadiness, PrismaModule } from './prisma/prisma.service';
 import { TokenRevocationModule } from './revocation/token-revocation.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { TokensModule } from './tokens/tokens.module';
+import { UserAdminModule } from './user-admin/user-admin.module';
 
 @Module({})
 export class AppModule {
@@ -49,6 +50,7 @@ export class AppModule {
         MfaModule,
         AuditModule,
         SessionsModule,
+        UserAdminModule,
       ],
     };
   }

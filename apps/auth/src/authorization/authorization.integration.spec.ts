@@ -9,6 +9,7 @@ import { ClientService } from '../clients/client.service';
 import { VerifiedUser } from '../identity/identity.client';
 import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { MfaService } from '../mfa/mfa.service';
+import { RecoveryCodesService } from '../mfa/recovery-codes.service';
 import { AuthHarness } from '../test-support/auth-harness';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
@@ -304,6 +305,24 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       expect(decodeJwt(next.accessToken).client_id).toBe(spa);
     });
 
+    it("records the exchange's IP, device id and user agent on the session it starts, as the password grant does", async () => {
+      const { code, codeVerifier } = await codeFor();
+      const set = await exchange({
+        code,
+        codeVerifier,
+        redirectUri: REDIRECT,
+        clientIp: '203.0.113.77',
+        deviceId: 'browser-7',
+        userAgent: 'Browser/7.0',
+      });
+      const familyId = decodeJwt(set.accessToken).sid;
+      const [session] = await database.query<{ ip: string; device_id: string; user_agent: string }>(
+        'SELECT ip, device_id, user_agent FROM refresh_tokens WHERE family_id = $1 AND parent_id IS NULL',
+        [familyId],
+      );
+      expect(session).toEqual({ ip: '203.0.113.77', device_id: 'browser-7', user_agent: 'Browser/7.0' });
+    });
+
     it('refuses an authorization_code grant from a client not registered for it: unauthorized_client', async () => {
       const robot = await clients.create({ orgId: ORG, name: 'robot', scopes: ['users:read'] });
       const error = await refusal(
@@ -414,6 +433,20 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       expect(second.code).not.toBe('');
       const set = await exchange({ code: second.code, codeVerifier, redirectUri: REDIRECT });
       expect(decodeJwt(set.accessToken).sub).toBe(MFA_USER.id);
+    });
+
+    it("accepts a recovery code as the second step's code, once", async () => {
+      const caller = { subject: MFA_USER.id, kind: 'user', orgId: ORG, roles: ['member'] } as unknown as Caller;
+      const { codes } = await harness
+        .get(RecoveryCodesService)
+        .create({ ...caller, scopes: new Set(['users:read']) }, 'token', PASSWORD);
+      const secondStep = async (ip: string) => {
+        const request = parameters();
+        const { mfaTicket } = await signIn({ parameters: request, username: MFA_USER.email, clientIp: ip });
+        return signIn({ parameters: request, username: '', password: '', mfaTicket, mfaCode: codes[0], clientIp: ip });
+      };
+      expect((await secondStep(freshIp())).code).not.toBe('');
+      expect((await refusal(secondStep(freshIp()))).code).toBe('invalid_grant');
     });
 
     it('refuses a ticket for another authorization request, an expired or a forged one', async () => {

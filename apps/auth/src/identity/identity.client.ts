@@ -17,6 +17,14 @@ export interface VerifiedUser {
   roles: string[];
 }
 
+/** A user's id and the names it can log in with. */
+export interface UserLoginNames {
+  id: string;
+  email: string;
+  /** E.164, when the user has a phone. */
+  phone?: string;
+}
+
 /** Identity's VerifyPassword, called with auth's own `internal:identity` token; GetUser on a caller's behalf. */
 @Injectable()
 export class IdentityClient {
@@ -58,6 +66,20 @@ export class IdentityClient {
       return true;
     } catch (error) {
       if (error instanceof DomainError && error.code === 'not_found') return false;
+      throw error;
+    }
+  }
+
+  /**
+   * The user's login names (e-mail and, when set, phone), when the caller may see the user (`GetUser`
+   * with the caller's own token, as `visibleTo`); undefined for an unknown user and another org's alike.
+   */
+  async loginNamesOf(callerToken: string, userId: string): Promise<UserLoginNames | undefined> {
+    try {
+      const { user } = await this.identity.call('getUser', { id: userId }, { accessToken: callerToken });
+      return user ? { id: user.id, email: user.email, phone: user.phone || undefined } : undefined;
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'not_found') return undefined;
       throw error;
     }
   }

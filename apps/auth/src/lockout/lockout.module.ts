@@ -6,11 +6,12 @@ import { AccountCeilingPolicy } from './account-ceiling.policy';
 import { AccountCeilingRepository } from './account-ceiling.repository';
 import { LockoutPolicy } from './lockout.policy';
 import { LockoutRepository } from './lockout.repository';
+import { LockoutReset } from './lockout-reset';
 
 /** Contract §4's two brute-force limits: the (username, IP) lockout and the account-wide ceiling. */
 @Module({
   imports: [PrismaModule, AuthMetricsModule],
-  providers: [LockoutRepository, LockoutPolicy, AccountCeilingRepository, AccountCeilingPolicy],
-  exports: [LockoutPolicy, AccountCeilingPolicy],
+  providers: [LockoutRepository, LockoutPolicy, AccountCeilingRepository, AccountCeilingPolicy, LockoutReset],
+  exports: [LockoutPolicy, AccountCeilingPolicy, LockoutReset],
 })
 export class LockoutModule {}

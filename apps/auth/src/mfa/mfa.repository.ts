@@ -54,4 +54,16 @@ export class MfaRepository {
         AND (last_used_step IS NULL OR last_used_step < ${step})`;
     return written === 1;
   }
+
+  /**
+   * Removes the user's factor (confirmed or pending) and its recovery codes, in one transaction; false
+   * when there was neither.
+   */
+  async removeFactor(userId: string): Promise<boolean> {
+    const [factor, codes] = await this.prisma.$transaction([
+      this.prisma.mfaTotp.deleteMany({ where: { userId } }),
+      this.prisma.mfaRecoveryCode.deleteMany({ where: { userId } }),
+    ]);
+    return factor.count + codes.count > 0;
+  }
 }

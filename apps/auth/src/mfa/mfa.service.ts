@@ -1,12 +1,11 @@
 import { Caller, requireScope, requireUser, USERS_READ_SCOPE } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
-import { DomainError, validationFailed } from '@acct/problem';
+import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
-import { IdentityClient } from '../identity/identity.client';
-import { LockoutPolicy } from '../lockout/lockout.policy';
+import { CurrentPassword } from './current-password';
 import { MfaRepository } from './mfa.repository';
 import { matchingStep, newTotpSecret, totpUri } from './totp';
 import { TotpSecrets } from './totp-secrets';
@@ -20,19 +19,20 @@ export class MfaService {
   constructor(
     private readonly repository: MfaRepository,
     private readonly secrets: TotpSecrets,
-    private readonly identity: IdentityClient,
+    private readonly currentPassword: CurrentPassword,
     private readonly clock: Clock,
-    private readonly lockout: LockoutPolicy,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
   /**
    * A new secret and its otpauth URI. Replaces a pending (unconfirmed) secret; once MFA is enabled,
-   * 409 `mfa_already_enabled` (turning it off or replacing it is not offered yet).
+   * 409 `mfa_already_enabled` (remove it first: `DELETE /v2/users/me/mfa`).
    */
   async enroll(caller: Caller, callerToken: string, password: string): Promise<authV1.EnrollTotpResponse> {
     requireMfaCaller(caller);
-    const account = await this.requireCurrentPassword(caller, callerToken, password);
+    // Enrolment binds a second factor to the account: a stolen access token must not bind the thief's.
+    const proof = await this.currentPassword.check(caller, callerToken, password, 'Enrolling a second factor');
+    await this.currentPassword.release(proof);
     const secret = newTotpSecret();
     const saved = await this.repository.savePending(
       caller.subject,
@@ -40,30 +40,7 @@ export class MfaService {
       new Date(this.clock.now()),
     );
     if (!saved) throw alreadyEnabled();
-    return { secret, otpauthUri: totpUri(secret, this.config.MFA_TOTP_ISSUER, account) };
-  }
-
-  /**
-   * Enrolment binds a second factor to the account, so an access token alone is not enough (a stolen
-   * one could bind the thief's authenticator): the caller proves the current password. Wrong
-   * passwords count in the (username, `mfa-enrolment`) lockout pair, 5 per 15 minutes, so the
-   * endpoint is no password oracle for a token holder. Answers the account's e-mail.
-   */
-  private async requireCurrentPassword(caller: Caller, callerToken: string, password: string): Promise<string> {
-    if (!password) {
-      throw validationFailed(
-        [{ field: 'password', message: 'is required' }],
-        'Enrolling a second factor needs your current password.',
-      );
-    }
-    const email = await this.identity.emailOf(callerToken);
-    if (!email) throw wrongPassword();
-    const source = { username: email.trim().toLowerCase(), clientIp: ENROLMENT_SOURCE, deviceId: '' };
-    await this.lockout.takeSlot(source);
-    const user = await this.identity.verifyPassword(email, password);
-    if (!user || user.id !== caller.subject) throw wrongPassword();
-    await this.lockout.clear(source);
-    return email;
+    return { secret, otpauthUri: totpUri(secret, this.config.MFA_TOTP_ISSUER, proof.email) };
   }
 
   /** A correct code for the pending secret enables MFA; its time step then counts as used. */
@@ -97,11 +74,6 @@ function requireMfaCaller(caller: Caller): void {
   requireUser(caller, 'Only users can enrol a second factor.');
   requireScope(caller, USERS_READ_SCOPE);
 }
-
-/** The lockout pair's "address" for enrolment attempts: no client IP reaches this call. */
-const ENROLMENT_SOURCE = 'mfa-enrolment';
-
-const wrongPassword = () => new DomainError('forbidden', 'The current password is not correct.');
 
 const alreadyEnabled = () =>
   new DomainError('mfa_already_enabled', 'Two-step verification is already enabled for this account.');

@@ -17,7 +17,8 @@ export interface HarnessOptions {
   /** Where identity is (a FakeIdentity); nowhere reachable by default. */
   identityAddress?: string;
   /** Replaces the identity client altogether (unit tests of the password grant). */
-  identityClient?: Pick<IdentityClient, 'verifyPassword'> & Partial<Pick<IdentityClient, 'emailOf' | 'visibleTo'>>;
+  identityClient?: Pick<IdentityClient, 'verifyPassword'> &
+    Partial<Pick<IdentityClient, 'emailOf' | 'visibleTo' | 'loginNamesOf'>>;
   /** Replaces providers (a login step, say) with stand-ins: `{ provide: LockoutPolicy, useValue: … }`. */
   overrides?: Array<{ provide: Type<unknown>; useValue: unknown }>;
   /** Serve gRPC on a free port, as the real process does. */

@@ -44,8 +44,10 @@ export class AuthorizationCodeGrant implements Grant {
       jti: redemption.accessTokenJti,
       sessionId: redemption.familyId,
     });
+    // The session's origin is the token request's, as for the password grant (README Decisions).
+    const origin = { ip: request.clientIp, deviceId: request.deviceId, userAgent: request.userAgent };
     const refreshToken = client.grantTypes.includes(REFRESH_TOKEN)
-      ? await this.refreshTokens.issue(grant, redemption.familyId)
+      ? await this.refreshTokens.issue(grant, redemption.familyId, origin)
       : '';
     await this.codes.confirm(redemption);
     return tokenSet(access, refreshToken);

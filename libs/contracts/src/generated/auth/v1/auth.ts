@@ -266,6 +266,35 @@ export interface RevokeUserSessionsResponse {
   revokedSessions: number;
 }
 
+export interface ClearUserLockoutRequest {
+  userId: string;
+}
+
+export interface ClearUserLockoutResponse {
+}
+
+export interface RemoveUserMfaRequest {
+  /** A user id, or "me". */
+  userId: string;
+  /** Only for "me" (the user itself): its current password and a current code. */
+  password: string;
+  mfaCode: string;
+}
+
+export interface RemoveUserMfaResponse {
+}
+
+export interface CreateRecoveryCodesRequest {
+  password: string;
+}
+
+export interface CreateRecoveryCodesResponse {
+  /** Shown once; only their hashes are kept. */
+  codes: string[];
+  /** ISO 8601 UTC, milliseconds. */
+  createdAt: string;
+}
+
 export interface AuthServiceClient {
   /** POST /v2/auth/token (contract §4). Needs no caller: the grant carries the credentials. */
 
@@ -353,6 +382,34 @@ export interface AuthServiceClient {
   /** Ends every session of the user (as RevokeUserTokens), for the same callers as RevokeUserSession. */
 
   revokeUserSessions(request: RevokeUserSessionsRequest, metadata?: Metadata): Observable<RevokeUserSessionsResponse>;
+
+  /**
+   * DELETE /v2/users/{id}/lockout (contract §7): clears the user's (username, IP) lockouts and its
+   * account-wide ceiling, under every login key of the user (e-mail, phone, canonical key). Users:write
+   * and role admin; a user outside the caller's org is NOT_FOUND (identity decides, with the caller's token).
+   */
+
+  clearUserLockout(request: ClearUserLockoutRequest, metadata?: Metadata): Observable<ClearUserLockoutResponse>;
+
+  /**
+   * DELETE /v2/users/{id}/mfa (contract §7): removes the user's TOTP factor and recovery codes. An admin
+   * of the user's org (users:write), or the user itself ("me") with its password and a current code
+   * (TOTP or an unused recovery code): a wrong password is PERMISSION_DENIED forbidden, a wrong code
+   * INVALID_ARGUMENT invalid_mfa_code; both count in a lockout pair of their own.
+   */
+
+  removeUserMfa(request: RemoveUserMfaRequest, metadata?: Metadata): Observable<RemoveUserMfaResponse>;
+
+  /**
+   * POST /v2/users/me/mfa/recovery-codes: 10 new single-use recovery codes for the calling user (its
+   * current password required), replacing any earlier set; FAILED_PRECONDITION mfa_not_enrolled while
+   * two-step verification is off.
+   */
+
+  createRecoveryCodes(
+    request: CreateRecoveryCodesRequest,
+    metadata?: Metadata,
+  ): Observable<CreateRecoveryCodesResponse>;
 }
 
 export interface AuthServiceController {
@@ -481,6 +538,40 @@ export interface AuthServiceController {
     request: RevokeUserSessionsRequest,
     metadata?: Metadata,
   ): Promise<RevokeUserSessionsResponse> | Observable<RevokeUserSessionsResponse> | RevokeUserSessionsResponse;
+
+  /**
+   * DELETE /v2/users/{id}/lockout (contract §7): clears the user's (username, IP) lockouts and its
+   * account-wide ceiling, under every login key of the user (e-mail, phone, canonical key). Users:write
+   * and role admin; a user outside the caller's org is NOT_FOUND (identity decides, with the caller's token).
+   */
+
+  clearUserLockout(
+    request: ClearUserLockoutRequest,
+    metadata?: Metadata,
+  ): Promise<ClearUserLockoutResponse> | Observable<ClearUserLockoutResponse> | ClearUserLockoutResponse;
+
+  /**
+   * DELETE /v2/users/{id}/mfa (contract §7): removes the user's TOTP factor and recovery codes. An admin
+   * of the user's org (users:write), or the user itself ("me") with its password and a current code
+   * (TOTP or an unused recovery code): a wrong password is PERMISSION_DENIED forbidden, a wrong code
+   * INVALID_ARGUMENT invalid_mfa_code; both count in a lockout pair of their own.
+   */
+
+  removeUserMfa(
+    request: RemoveUserMfaRequest,
+    metadata?: Metadata,
+  ): Promise<RemoveUserMfaResponse> | Observable<RemoveUserMfaResponse> | RemoveUserMfaResponse;
+
+  /**
+   * POST /v2/users/me/mfa/recovery-codes: 10 new single-use recovery codes for the calling user (its
+   * current password required), replacing any earlier set; FAILED_PRECONDITION mfa_not_enrolled while
+   * two-step verification is off.
+   */
+
+  createRecoveryCodes(
+    request: CreateRecoveryCodesRequest,
+    metadata?: Metadata,
+  ): Promise<CreateRecoveryCodesResponse> | Observable<CreateRecoveryCodesResponse> | CreateRecoveryCodesResponse;
 }
 
 export function AuthServiceControllerMethods() {
@@ -499,6 +590,9 @@ export function AuthServiceControllerMethods() {
       "listUserSessions",
       "revokeUserSession",
       "revokeUserSessions",
+      "clearUserLockout",
+      "removeUserMfa",
+      "createRecoveryCodes",
     ];
     for (const method of grpcMethods) {
       const descriptor: any = Reflect.getOwnPropertyDescriptor(constructor.prototype, method);

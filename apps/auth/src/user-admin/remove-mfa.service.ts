@@ -1,0 +1,67 @@
+import { Caller, requireScope, requireUser, USERS_READ_SCOPE } from '@acct/access-token';
+import { DomainError, validationFailed } from '@acct/problem';
+import { Injectable } from '@nestjs/common';
+
+import { CurrentPassword } from '../mfa/current-password';
+import { MfaPolicy } from '../mfa/mfa.policy';
+import { MfaRepository } from '../mfa/mfa.repository';
+import { AdminActions } from './admin-actions';
+import { AdminTarget } from './admin-target';
+
+/**
+ * Removing a user's second factor (contract §7 `DELETE /v2/users/{id}/mfa`): its TOTP secret and
+ * recovery codes go, and password logins no longer ask for a code.
+ *
+ * - The user itself (`me`, or its own id) proves the account twice: its current password (wrong: 403
+ *   `forbidden`) and a current code of the factor, TOTP or an unused recovery code (wrong or reused:
+ *   400 `invalid_mfa_code`); both kinds of failure keep their slot of the MFA settings lockout pair (5
+ *   per 15 minutes), so a stolen access token is neither a password nor a code oracle. Without a
+ *   confirmed factor there is no code to ask for: a pending enrolment is dropped after the password.
+ * - An admin of the user's org (users:write) removes it without either (the user lost its
+ *   authenticator); the action is audited. Another org's user is 404.
+ *
+ * Idempotent: removing MFA that is off answers the same success.
+ */
+@Injectable()
+export class RemoveMfaService {
+  constructor(
+    private readonly target: AdminTarget,
+    private readonly currentPassword: CurrentPassword,
+    private readonly mfa: MfaPolicy,
+    private readonly factors: MfaRepository,
+    private readonly actions: AdminActions,
+  ) {}
+
+  async remove(caller: Caller, callerToken: string, userId: string, password: string, mfaCode: string): Promise<void> {
+    if (caller.kind === 'user' && (userId === 'me' || userId === caller.subject)) {
+      return this.removeOwn(caller, callerToken, password, mfaCode);
+    }
+    const user = await this.target.resolve(caller, callerToken, userId, "Only admins may remove another user's MFA.");
+    await this.factors.removeFactor(user.id);
+    await this.actions.record(caller, 'user.mfa_removed', user.id);
+  }
+
+  private async removeOwn(caller: Caller, callerToken: string, password: string, mfaCode: string): Promise<void> {
+    requireUser(caller);
+    requireScope(caller, USERS_READ_SCOPE);
+    const factor = await this.factors.find(caller.subject);
+    if (factor?.confirmedAt && !mfaCode.trim()) {
+      // Both missing fields at once, before the password is checked (so no slot is spent on a typo).
+      const errors = [{ field: 'mfa_code', message: 'is required' }];
+      if (!password) errors.unshift({ field: 'password', message: 'is required' });
+      throw validationFailed(errors, 'Removing two-step verification needs your password and a current code.');
+    }
+    const proof = await this.currentPassword.check(caller, callerToken, password, 'Removing two-step verification');
+    if (factor?.confirmedAt) {
+      const check = await this.mfa.useCurrentCode(caller.subject, mfaCode);
+      if (check !== 'accepted') throw wrongCode();
+    }
+    await this.currentPassword.release(proof);
+    await this.factors.removeFactor(caller.subject);
+  }
+}
+
+const wrongCode = () =>
+  new DomainError('invalid_mfa_code', 'The code is not valid, or was already used.', {
+    errors: [{ field: 'mfa_code', message: 'must be a current code of the authenticator, or an unused recovery code' }],
+  });

@@ -1,0 +1,35 @@
+import { Caller } from '@acct/access-token';
+import { Injectable } from '@nestjs/common';
+
+import { LockoutReset } from '../lockout/lockout-reset';
+import { AdminActions } from './admin-actions';
+import { AdminTarget } from './admin-target';
+
+/**
+ * An admin's unlock (contract §7 `DELETE /v2/users/{id}/lockout`): the user's (username, IP) lockouts
+ * and its account-wide ceiling are forgotten, under every name its logins may be counted under: its
+ * e-mail and phone as typed keys, and the canonical `user:<id>` / `email:` / `phone:` keys identity's
+ * ResolveLoginKey gives. Idempotent: a user with no lock is "unlocked" too.
+ */
+@Injectable()
+export class UnlockUserService {
+  constructor(
+    private readonly target: AdminTarget,
+    private readonly reset: LockoutReset,
+    private readonly actions: AdminActions,
+  ) {}
+
+  async unlock(caller: Caller, callerToken: string, userId: string): Promise<void> {
+    const user = await this.target.resolve(caller, callerToken, userId, 'Only admins may unlock a user.');
+    await this.reset.clear(loginKeysOf(user));
+    await this.actions.record(caller, 'user.lockout_cleared', user.id);
+  }
+}
+
+/** Every key a login of the user may have been counted under. */
+export function loginKeysOf(user: { id: string; email: string; phone?: string }): string[] {
+  const email = user.email.trim().toLowerCase();
+  const keys = [`user:${user.id}`, email, `email:${email}`];
+  if (user.phone) keys.push(user.phone, `phone:${user.phone}`);
+  return keys;
+}

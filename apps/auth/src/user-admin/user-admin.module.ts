@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+
+import { IdentityModule } from '../identity/identity.module';
+import { LockoutModule } from '../lockout/lockout.module';
+import { MfaModule } from '../mfa/mfa.module';
+import { AdminActions } from './admin-actions';
+import { AdminTarget } from './admin-target';
+import { RemoveMfaService } from './remove-mfa.service';
+import { UnlockUserService } from './unlock-user.service';
+import { UserAdminGrpcController } from './user-admin.grpc-controller';
+
+/** Contract §7's admin actions on a user's sign-in: unlock, and MFA removal (also by the user itself). */
+@Module({
+  imports: [IdentityModule, LockoutModule, MfaModule],
+  providers: [AdminTarget, AdminActions, UnlockUserService, RemoveMfaService],
+  controllers: [UserAdminGrpcController],
+})
+export class UserAdminModule {}
