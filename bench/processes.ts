@@ -1,6 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import readline from 'node:readline';
 
 // bench is not an Nx project: the testing lib is imported by path, like the e2e global setup does.
 import { type AppName, APPS, freePort, waitFor } from '../libs/testing/src';
@@ -26,7 +27,7 @@ export function memoryOf(pid: number): Memory | undefined {
   return { pid, peak_rss_mb: mib(field('VmHWM')), rss_mb: mib(field('VmRSS')) };
 }
 
-const readProc = (pid: string, file: string) => {
+const readProc = (pid: string | number, file: string) => {
   try {
     return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0');
   } catch {
@@ -34,13 +35,15 @@ const readProc = (pid: string, file: string) => {
   }
 };
 
+const numericEntries = () => fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+
 /**
  * The pids of one TestStack's processes: TestStack does not expose them, so /proc is scanned for
  * `apps/<app>/src/main.ts` on the command line and this stack's GATEWAY_PORT in the environment.
  */
 export function stackPids(gatewayPort: number): Partial<Record<AppName, number>> {
   const pids: Partial<Record<AppName, number>> = {};
-  for (const pid of fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+  for (const pid of numericEntries()) {
     const commandLine = readProc(pid, 'cmdline');
     const app = APPS.find((name) => commandLine.some((arg) => arg.endsWith(`apps/${name}/src/main.ts`)));
     if (!app) continue;
@@ -49,27 +52,192 @@ export function stackPids(gatewayPort: number): Partial<Record<AppName, number>>
   return pids;
 }
 
-/** The baseline server (a bare Fastify handler) in a child process of its own. */
-export class BaselineServer {
+/** One environment variable of a running process (from /proc/<pid>/environ). */
+export function environmentOf(pid: number, name: string): string | undefined {
+  const entry = readProc(pid, 'environ').find((item) => item.startsWith(`${name}=`));
+  return entry?.slice(name.length + 1);
+}
+
+let clockTicks: number | undefined;
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (`getconf CLK_TCK`, 100 nearly always). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** User + system CPU of a process and all its threads so far, in ms; undefined when it is gone. */
+export function cpuMsOf(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may hold spaces: the fields after it start after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / ticksPerSecond();
+}
+
+/** Pids of the processes whose command name (`/proc/<pid>/comm`) is `name`, optionally filtered. */
+export function pidsNamed(name: string, filter: (pid: number) => boolean = () => true): number[] {
+  return numericEntries()
+    .filter((pid) => readProc(pid, 'comm')[0]?.trim() === name)
+    .map(Number)
+    .filter(filter);
+}
+
+/** The parent pid of a process (field 4 of /proc/<pid>/stat). */
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Postgres backends serving one of `databases` (their title is `postgres: <cluster>: <user> <db> …`). */
+export function postgresBackends(databases: string[]): number[] {
+  return numericEntries()
+    .filter((pid) => {
+      const title = readProc(pid, 'cmdline').join(' ');
+      return title.startsWith('postgres:') && databases.some((name) => title.split(' ').includes(name));
+    })
+    .map(Number);
+}
+
+/**
+ * CPU time of a changing set of processes over an interval (e.g. Postgres backends that connect during
+ * it): a process first seen at the end counts from zero, one gone at the end counts until last seen.
+ */
+export class CpuMeter {
+  private readonly start = new Map<number, number>();
+
+  constructor(private readonly pids: () => number[]) {
+    for (const pid of pids()) {
+      const cpu = cpuMsOf(pid);
+      if (cpu !== undefined) this.start.set(pid, cpu);
+    }
+  }
+
+  /** CPU ms used since the meter was made. */
+  read(): number {
+    let total = 0;
+    for (const pid of new Set([...this.start.keys(), ...this.pids()])) {
+      const now = cpuMsOf(pid);
+      if (now === undefined) continue;
+      total += now - (this.start.get(pid) ?? 0);
+    }
+    return Math.round(total);
+  }
+}
+
+/** Samples the resident memory of some processes every `intervalMs` and keeps each one's largest. */
+export class RssSampler {
+  private readonly peaks = new Map<string, number>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly pids: () => Record<string, number | undefined>,
+    private readonly intervalMs = 100,
+  ) {}
+
+  start(): void {
+    this.sample();
+    this.timer ??= setInterval(() => this.sample(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.sample();
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The largest RSS seen per process, in MiB. */
+  peak(name: string): number | undefined {
+    const kib = this.peaks.get(name);
+    return kib === undefined ? undefined : mib(kib);
+  }
+
+  private sample(): void {
+    for (const [name, pid] of Object.entries(this.pids())) {
+      if (!pid) continue;
+      const status = readProc(pid, 'status').join('');
+      const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
+      if (Number.isFinite(kib)) this.peaks.set(name, Math.max(this.peaks.get(name) ?? 0, kib));
+    }
+  }
+}
+
+const INSPECTOR_LINE = /Debugger listening on (ws:\/\/\S+)/;
+
+/**
+ * The inspector address a process printed at start (`--inspect=127.0.0.1:0` picks a free port and
+ * says which on stderr), read from its log file; the last one when the file holds several starts.
+ */
+export function inspectorUrlInLog(logFile: string): string | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(logFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const found = [...text.matchAll(new RegExp(INSPECTOR_LINE.source, 'g'))];
+  return found.at(-1)?.[1];
+}
+
+/**
+ * A small server of the bench's own (the bare Fastify baseline, the passthrough's two halves) in a
+ * child process with an inspector on a free port, so it can be profiled like the stack's processes.
+ */
+export class ChildServer {
+  private inspector?: string;
+
   private constructor(
+    readonly name: string,
     private readonly child: ChildProcess,
     readonly port: number,
   ) {}
 
-  static async start(): Promise<BaselineServer> {
+  /**
+   * Starts `node --inspect=127.0.0.1:0 <args…> <port> <extra…>` and waits until `ready(url)` holds.
+   * The script gets its port as the first argument after `args`.
+   */
+  static async start(
+    name: string,
+    args: string[],
+    options: { extra?: string[]; ready: (url: string) => Promise<boolean>; env?: NodeJS.ProcessEnv },
+  ): Promise<ChildServer> {
     const port = await freePort();
-    const child = spawn(process.execPath, [path.join(__dirname, 'baseline-server.mjs'), String(port)], {
-      stdio: ['ignore', 'ignore', 'inherit'],
+    const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', ...args, String(port), ...(options.extra ?? [])], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: options.env ?? process.env,
     });
-    const server = new BaselineServer(child, port);
+    const server = new ChildServer(name, child, port);
+    readline.createInterface({ input: child.stderr }).on('line', (line) => {
+      const inspector = INSPECTOR_LINE.exec(line);
+      if (inspector) server.inspector = inspector[1];
+      else if (!line.startsWith('For help, see:')) process.stderr.write(`[${name}] ${line}\n`);
+    });
     try {
       const exited = new Promise<never>((_, reject) =>
-        child.once('exit', (code) => reject(new Error(`baseline server exited with ${code}`))),
+        child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))),
       );
       exited.catch(() => undefined);
       await Promise.race([
         exited,
-        waitFor('baseline server', async () => ((await fetch(server.url)).ok ? true : undefined)),
+        waitFor(name, async () => ((await options.ready(server.url)) && server.inspector ? true : undefined), {
+          timeoutMs: 30_000,
+        }),
       ]);
     } catch (error) {
       await server.stop();
@@ -86,6 +254,10 @@ export class BaselineServer {
     return this.child.pid;
   }
 
+  get inspectorUrl(): string | undefined {
+    return this.inspector;
+  }
+
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
@@ -93,5 +265,39 @@ export class BaselineServer {
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
+  }
+}
+
+const httpOk = async (url: string) => {
+  try {
+    return (await fetch(url)).ok;
+  } catch {
+    return false;
+  }
+};
+
+/** The baseline: a bare Fastify handler (bench/baseline-server.mjs). */
+export const startBaseline = () =>
+  ChildServer.start('baseline', [path.join(__dirname, 'baseline-server.mjs')], { ready: httpOk });
+
+/**
+ * The passthrough: a bare Fastify handler that makes one grpc-js unary call (grpc.health.v1.Health/Check)
+ * to a trivial grpc-js server in another process and answers what it said (bench/passthrough.mjs).
+ */
+export async function startPassthrough(): Promise<{ front: ChildServer; backend: ChildServer }> {
+  const script = path.join(__dirname, 'passthrough.mjs');
+  const backend = await ChildServer.start('passthrough gRPC server', [script, 'grpc'], {
+    // The gRPC side has no HTTP; the front's first answer proves it serves.
+    ready: () => Promise.resolve(true),
+  });
+  try {
+    const front = await ChildServer.start('passthrough Fastify', [script, 'http'], {
+      extra: [String(backend.port)],
+      ready: httpOk,
+    });
+    return { front, backend };
+  } catch (error) {
+    await backend.stop();
+    throw error;
   }
 }

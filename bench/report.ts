@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 
 import type { LoadResult } from './load';
-import type { Memory } from './processes';
+import { LAYER_LEGEND, LAYERS, type ProfileSummary } from './profiler';
 
 export interface ScenarioResult {
   name: string;
@@ -11,14 +11,39 @@ export interface ScenarioResult {
   /** Set when the scenario could not run (its smoke request failed); then there are no numbers. */
   skipped?: string;
   result?: LoadResult;
+  /** CPU time (user + system, all threads) each process used during the measured run, ms. */
+  cpu_ms?: Record<string, number>;
 }
 
 export interface Ratio {
   scenario: string;
   /** baseline req/s ÷ scenario req/s: how many times more requests the bare handler serves. */
   rps_ratio: number;
+  /** passthrough req/s ÷ scenario req/s: the distance to the floor of a request that reaches a service. */
+  passthrough_ratio?: number;
   /** scenario p99 ÷ baseline p99 (both whole milliseconds; a 0 ms baseline counts as 1 ms). */
   p99_ratio: number;
+}
+
+/** argon2 operations per second with identity's parameters and thread count, nothing else in the process. */
+export interface Argon2Bound {
+  mode: 'verify' | 'hash';
+  per_second: number;
+  threads: number;
+  in_flight: number;
+  memory_kib: number;
+  iterations: number;
+  parallelism: number;
+}
+
+export interface ProcessMemory {
+  pid: number;
+  /** The largest VmRSS sampled (every 100 ms) while the measured runs were under way, MiB. */
+  peak_under_load_mb: number | null;
+  /** VmRSS right after the last measured run (before the profiling runs), MiB. */
+  after_load_mb: number | null;
+  /** VmHWM at that moment: the largest RSS since start, start-up included, MiB. */
+  lifetime_peak_mb: number | null;
 }
 
 export interface Report {
@@ -32,13 +57,24 @@ export interface Report {
     load_average_at_start: number[];
   };
   git: { commit: string; dirty: boolean } | null;
-  config: { duration_s: number; warmup_s: number; connections: number };
+  config: { duration_s: number; warmup_s: number; connections: number; profile_s: number };
   /** `status` of GET /v2/system/health before the scenarios (`healthy` expected). */
   stack_health_at_start: string;
   scenarios: ScenarioResult[];
-  /** The gateway's added cost: `rate-limits` (and every other scenario) against the baseline. */
+  argon2: Partial<Record<'verify' | 'hash', Argon2Bound | { skipped: string }>>;
+  /** Every scenario against the baseline (and the passthrough floor). */
   ratios: Ratio[];
-  peak_rss: Record<string, Memory | null>;
+  targets: TargetCheck[];
+  memory: Record<string, ProcessMemory | null>;
+  memory_targets: MemoryCheck[];
+}
+
+/** Per scenario, per process: where the CPU went (written to profiles.json and profiles.md). */
+export interface ProfileReport {
+  date: string;
+  git: Report['git'];
+  profile_s: number;
+  scenarios: Array<{ name: string; skipped?: string; processes: Record<string, ProfileSummary> }>;
 }
 
 export function machine(): Report['machine'] {
@@ -67,17 +103,179 @@ const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 
 
 export function ratios(scenarios: ScenarioResult[]): Ratio[] {
   const baseline = scenarios.find((scenario) => scenario.name === 'baseline')?.result;
+  const passthrough = scenarios.find((scenario) => scenario.name === 'passthrough')?.result;
   if (!baseline || baseline.requests_per_second === 0) return [];
   return scenarios
     .filter((scenario) => scenario.name !== 'baseline' && scenario.result && scenario.result.requests_per_second > 0)
     .map((scenario) => ({
       scenario: scenario.name,
       rps_ratio: round(baseline.requests_per_second / scenario.result!.requests_per_second),
+      passthrough_ratio:
+        passthrough && scenario.name !== 'passthrough'
+          ? round(passthrough.requests_per_second / scenario.result!.requests_per_second)
+          : undefined,
       p99_ratio: round(scenario.result!.latency_p99_ms / Math.max(baseline.latency_p99_ms, 1)),
     }));
 }
 
+/** The targets of issue 15, per scenario. */
+type Target =
+  | { scenario: string; label: string; max_ratio: number; why: string }
+  | { scenario: string; label: string; min_share: number; of: 'verify' | 'hash'; why: string };
+
+export const TARGETS: Target[] = [
+  { scenario: 'health', label: 'health', max_ratio: 4, why: 'no backend round trip per request' },
+  { scenario: 'rate-limits', label: 'rate-limits', max_ratio: 4, why: 'tiers cached in the gateway' },
+  { scenario: 'users-read', label: 'users-read (`/v2/users/me`)', max_ratio: 20, why: '' },
+  { scenario: 'token-client-credentials', label: 'client_credentials', max_ratio: 20, why: '' },
+  { scenario: 'token-refresh', label: 'refresh (chained)', max_ratio: 40, why: '' },
+  { scenario: 'token-password', label: 'password', min_share: 0.9, of: 'verify', why: 'one argon2 verification each' },
+  { scenario: 'users-create', label: 'users-create', min_share: 0.9, of: 'hash', why: 'one argon2 hash each' },
+];
+
+export const MEMORY_TARGETS_MB: Record<string, number> = {
+  identity: 160,
+  auth: 160,
+  platform: 160,
+  gateway: 120,
+  mailer: 120,
+};
+
+export interface TargetCheck {
+  scenario: string;
+  label: string;
+  requests_per_second: number | null;
+  rps_ratio: number | null;
+  passthrough_ratio: number | null;
+  target: string;
+  /** For the argon2-bound scenarios: req/s as a share of the bound. */
+  share_of_bound?: number | null;
+  pass: boolean | null;
+}
+
+export interface MemoryCheck {
+  process: string;
+  target_mb: number;
+  peak_under_load_mb: number | null;
+  after_load_mb: number | null;
+  pass: boolean | null;
+}
+
+export function checkTargets(scenarios: ScenarioResult[], ratioList: Ratio[], argon2: Report['argon2']): TargetCheck[] {
+  return TARGETS.map((target) => {
+    const result = scenarios.find((scenario) => scenario.name === target.scenario)?.result;
+    const ratio = ratioList.find((item) => item.scenario === target.scenario);
+    const base = {
+      scenario: target.scenario,
+      label: target.label,
+      requests_per_second: result?.requests_per_second ?? null,
+      rps_ratio: ratio?.rps_ratio ?? null,
+      passthrough_ratio: ratio?.passthrough_ratio ?? null,
+    };
+    if ('max_ratio' in target) {
+      return {
+        ...base,
+        target: `≤ ${target.max_ratio}×${target.why ? ` (${target.why})` : ''}`,
+        pass: ratio ? ratio.rps_ratio <= target.max_ratio : null,
+      };
+    }
+    const bound = argon2[target.of];
+    const perSecond = bound && 'per_second' in bound ? bound.per_second : undefined;
+    const share = result && perSecond ? round(result.requests_per_second / perSecond, 3) : null;
+    return {
+      ...base,
+      target: `≥ ${target.min_share * 100} % of the argon2 ${target.of} bound${perSecond ? ` (${number(perSecond)}/s)` : ''}`,
+      share_of_bound: share,
+      pass: share === null ? null : share >= target.min_share,
+    };
+  });
+}
+
+export function checkMemory(memory: Report['memory']): MemoryCheck[] {
+  return Object.entries(MEMORY_TARGETS_MB).map(([name, target]) => {
+    const measured = memory[name];
+    const peak = measured?.peak_under_load_mb ?? null;
+    return {
+      process: name,
+      target_mb: target,
+      peak_under_load_mb: peak,
+      after_load_mb: measured?.after_load_mb ?? null,
+      pass: peak === null ? null : peak <= target,
+    };
+  });
+}
+
 const number = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 1 });
+const verdict = (pass: boolean | null) => (pass === null ? 'not measured' : pass ? 'pass' : '**miss**');
+
+/** The issue's table: req/s, baseline ÷ req/s, passthrough ÷ req/s, target, pass or miss. */
+export function targetTable(report: Report): string[] {
+  const row = (name: string) => report.scenarios.find((scenario) => scenario.name === name);
+  const lines = [
+    '| scenario | req/s | baseline ÷ req/s | passthrough ÷ req/s | target | result |',
+    '|---|--:|--:|--:|---|---|',
+  ];
+  const baseline = row('baseline')?.result;
+  lines.push(`| baseline (bare Fastify) | ${baseline ? number(baseline.requests_per_second) : '—'} | 1× | | | |`);
+  const passthrough = row('passthrough');
+  const passthroughRatio = report.ratios.find((ratio) => ratio.scenario === 'passthrough');
+  lines.push(
+    `| passthrough (Fastify → grpc-js → trivial server) | ${passthrough?.result ? number(passthrough.result.requests_per_second) : (passthrough?.skipped ?? '—')} | ` +
+      `${passthroughRatio ? `${passthroughRatio.rps_ratio}×` : '—'} | 1× | the floor of a request that reaches a service | |`,
+  );
+  for (const mode of ['verify', 'hash'] as const) {
+    const bound = report.argon2[mode];
+    const detail =
+      bound && 'per_second' in bound
+        ? `m=${bound.memory_kib} KiB, t=${bound.iterations}, p=${bound.parallelism}, ${bound.threads} threads`
+        : (bound?.skipped ?? 'not run');
+    const value = bound && 'per_second' in bound ? number(bound.per_second) : '—';
+    lines.push(
+      `| argon2 ${mode} bound (${mode === 'verify' ? 'verifications' : 'hashes'}/s) | ${value} | | | ${detail} | |`,
+    );
+  }
+  for (const check of report.targets) {
+    const skipped = row(check.scenario)?.skipped;
+    const rps = check.requests_per_second === null ? `skipped: ${skipped ?? '?'}` : number(check.requests_per_second);
+    const share = check.share_of_bound != null ? ` — ${round(check.share_of_bound * 100, 1)} %` : '';
+    lines.push(
+      `| ${check.label} | ${rps} | ${check.rps_ratio === null ? '—' : `${check.rps_ratio}×`} | ` +
+        `${check.passthrough_ratio === null ? '—' : `${check.passthrough_ratio}×`} | ${check.target} | ${verdict(check.pass)}${share} |`,
+    );
+  }
+  return lines;
+}
+
+/** Machine time per request: each process's CPU during the measured run over the requests answered. */
+function cpuTable(report: Report): string[] {
+  const columns = [...new Set(report.scenarios.flatMap((scenario) => Object.keys(scenario.cpu_ms ?? {}))).values()];
+  if (columns.length === 0) return [];
+  const lines = [
+    '',
+    '## CPU per request',
+    '',
+    'CPU time (user + system, every thread) each process used during the measured run, divided by the requests ' +
+      'answered, in µs; "cores" is the total over the run\'s length. With the two cores saturated, req/s ≈ ' +
+      '2,000,000 µs ÷ the total.',
+    '',
+    `| scenario | ${columns.join(' | ')} | total µs | cores |`,
+    `|---|${columns.map(() => '--:').join('|')}|--:|--:|`,
+  ];
+  for (const scenario of report.scenarios) {
+    if (!scenario.result || !scenario.cpu_ms || scenario.result.responses === 0) continue;
+    const requests = scenario.result.responses;
+    const cells = columns.map((column) => {
+      const ms = scenario.cpu_ms?.[column];
+      return ms === undefined ? '' : number(Math.round((ms * 1000) / requests));
+    });
+    const total = Object.values(scenario.cpu_ms).reduce((sum, ms) => sum + ms, 0);
+    lines.push(
+      `| ${scenario.name} | ${cells.join(' | ')} | ${number(Math.round((total * 1000) / requests))} | ` +
+        `${round(total / 1000 / scenario.result.duration_s, 2)} |`,
+    );
+  }
+  return lines;
+}
 
 export function markdown(report: Report): string {
   const { machine: host, config } = report;
@@ -89,7 +287,13 @@ export function markdown(report: Report): string {
     '',
     `${config.connections} connections, ${config.duration_s} s per scenario after ${config.warmup_s} s of warm-up; ` +
       `load average at start ${host.load_average_at_start.join(' / ')}; stack health \`${report.stack_health_at_start}\`. ` +
-      'The load generator shares the machine.',
+      'The load generator shares the machine. CPU profiles: `profiles.md`.',
+    '',
+    '## Targets (issue 15)',
+    '',
+    ...targetTable(report),
+    '',
+    '## Scenarios',
     '',
     '| Scenario | Request | req/s | p50 ms | p99 ms | 2xx | non-2xx | errors | baseline ÷ req/s | p99 ÷ baseline |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|',
@@ -113,21 +317,76 @@ export function markdown(report: Report): string {
         `${ratio ? `${ratio.p99_ratio}×` : '—'} |`,
     );
   }
-  const gateway = report.ratios.find((ratio) => ratio.scenario === 'rate-limits');
-  if (gateway) {
-    lines.push(
-      '',
-      `Gateway added cost (\`rate-limits\` vs \`baseline\`): the bare Fastify handler serves ` +
-        `${gateway.rps_ratio}× the requests per second; the gateway's p99 is ${gateway.p99_ratio}× the baseline's.`,
-    );
-  }
-  lines.push('', '| Process | pid | peak RSS MiB | RSS at end MiB |', '|---|--:|--:|--:|');
-  for (const [name, memory] of Object.entries(report.peak_rss)) {
+  lines.push(...cpuTable(report));
+  lines.push(
+    '',
+    '## Memory',
+    '',
+    'RSS in MiB: the largest sampled (every 100 ms) during the measured runs, right after them (before the ' +
+      "profiling runs), and VmHWM (the process's peak since start, start-up from source included).",
+    '',
+    '| Process | pid | peak under load | after the load | since start (VmHWM) | target | result |',
+    '|---|--:|--:|--:|--:|--:|---|',
+  );
+  const mb = (value: number | null | undefined) => (value == null ? '—' : number(value));
+  for (const [name, memory] of Object.entries(report.memory)) {
+    const check = report.memory_targets.find((item) => item.process === name);
     lines.push(
       memory
-        ? `| ${name} | ${memory.pid} | ${number(memory.peak_rss_mb)} | ${number(memory.rss_mb)} |`
-        : `| ${name} | — | not found | |`,
+        ? `| ${name} | ${memory.pid} | ${mb(memory.peak_under_load_mb)} | ${mb(memory.after_load_mb)} | ` +
+            `${mb(memory.lifetime_peak_mb)} | ${check ? `≤ ${check.target_mb}` : ''} | ${check ? verdict(check.pass) : ''} |`
+        : `| ${name} | — | not found | | | | |`,
     );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The profiles as Markdown: per scenario, each process's time by layer, then its busiest functions. */
+export function profilesMarkdown(report: ProfileReport, top: number): string {
+  const lines = [
+    '# CPU profiles',
+    '',
+    `${report.date}${report.git ? ` · commit ${report.git.commit}${report.git.dirty ? ' (dirty)' : ''}` : ''} · ` +
+      `${report.profile_s} s of load per scenario, every process sampled each 1 ms by V8's profiler through its ` +
+      'inspector (a separate run after the measured one, so the table is not slowed by it).',
+    '',
+    "Percentages are of the profile's wall time in each process's main thread. Busy = not idle. Self time: " +
+      "a function itself, not what it calls; Node's own code and builtins without a file (`JSON.parse`, a " +
+      'socket write, a signature check) count in the layer of the library or app code that called them. Postgres, Redis and NATS run in their own processes: their time ' +
+      'shows here as idle (waiting), and their CPU in `latest.md`\'s "CPU per request".',
+    '',
+    '| layer | holds |',
+    '|---|---|',
+    ...LAYERS.map((layer) => `| ${layer} | ${LAYER_LEGEND[layer]} |`),
+  ];
+  for (const scenario of report.scenarios) {
+    lines.push('', `## ${scenario.name}`, '');
+    if (scenario.skipped) {
+      lines.push(`Not profiled: ${scenario.skipped}`);
+      continue;
+    }
+    const processes = Object.entries(scenario.processes);
+    const used = LAYERS.filter((layer) =>
+      processes.some(([, summary]) => (summary.layers[layer] ?? 0) / Math.max(summary.duration_ms, 1) >= 0.005),
+    );
+    lines.push(`| process | busy | ${used.join(' | ')} |`, `|---|--:|${used.map(() => '--:').join('|')}|`);
+    for (const [name, summary] of processes) {
+      const share = (ms: number | undefined) =>
+        ms ? `${round((ms / Math.max(summary.duration_ms, 1)) * 100, 1)} %` : '';
+      lines.push(
+        `| ${name} | ${summary.busy_percent} % | ${used.map((layer) => share(summary.layers[layer])).join(' | ')} |`,
+      );
+    }
+    for (const [name, summary] of processes) {
+      if (summary.busy_percent < 2) continue;
+      lines.push('', `**${name}**: the ${top} functions with the most self time`, '');
+      lines.push('| self % | function | where | layer |', '|--:|---|---|---|');
+      for (const entry of summary.top.slice(0, top)) {
+        lines.push(
+          `| ${entry.self_percent} | \`${entry.function.replace(/\|/g, '\\|')}\` | ${entry.location ? `\`${entry.location}\`` : ''} | ${entry.layer} |`,
+        );
+      }
+    }
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,8 +1,9 @@
 // The benchmark driver (`node bench/run.mjs`): starts the whole stack from source on spare ports, a bare
 // Fastify baseline next to it, drives every scenario with autocannon and writes bench/results/latest.*.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 import prettier from 'prettier';
 
@@ -19,8 +20,35 @@ import {
   waitFor,
 } from '../libs/testing/src';
 import { load, type LoadRequest, type LoadResult } from './load';
-import { BaselineServer, type Memory, memoryOf, stackPids } from './processes';
-import { gitState, machine, markdown, ratios, type Report, type ScenarioResult } from './report';
+import {
+  ChildServer,
+  CpuMeter,
+  environmentOf,
+  inspectorUrlInLog,
+  memoryOf,
+  parentOf,
+  pidsNamed,
+  postgresBackends,
+  RssSampler,
+  stackPids,
+  startBaseline,
+  startPassthrough,
+} from './processes';
+import { Profiler } from './profiler';
+import {
+  type Argon2Bound,
+  checkMemory,
+  checkTargets,
+  gitState,
+  machine,
+  markdown,
+  type ProcessMemory,
+  type ProfileReport,
+  profilesMarkdown,
+  ratios,
+  type Report,
+  type ScenarioResult,
+} from './report';
 
 interface Bootstrap {
   org_id: string;
@@ -35,6 +63,7 @@ interface TokenSet {
 
 const ADMIN_EMAIL = 'admin@bench.test';
 const ADMIN_PASSWORD = 'bench-admin-password-1';
+const USER_PASSWORD = 'bench-user-password-1';
 /** Per-token tiers raised for the bench org so the scenarios measure work, not 429s. */
 const RAISED_GROUPS = ['system.read', 'users.write', 'users.read'];
 
@@ -47,7 +76,10 @@ const config = {
   duration_s: Math.max(1, seconds('BENCH_DURATION', 10)),
   warmup_s: seconds('BENCH_WARMUP', 2),
   connections: Math.max(1, Math.round(seconds('BENCH_CONNECTIONS', 10))),
+  profile_s: seconds('BENCH_PROFILE', 5),
 };
+/** Functions listed per process and scenario in profiles.md. */
+const TOP_FUNCTIONS = 12;
 const resultsDir = path.join(repositoryRoot, 'bench', 'results');
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
@@ -65,10 +97,14 @@ const withFreshIp = (template: LoadRequest): LoadRequest => ({
 });
 const json = { 'content-type': 'application/json' };
 
+/** Which processes serve a scenario (and are profiled during it). */
+type Target = 'stack' | 'baseline' | 'passthrough';
+
 interface Scenario {
   name: string;
   request: string;
   origin: string;
+  target: Target;
   /** Runs before the smoke request, the warm-up and the measured run (e.g. a pool of refresh tokens). */
   prepare?: () => Promise<void>;
   /** A template per connection: called once for each autocannon connection. */
@@ -96,25 +132,72 @@ async function smoke(scenario: Scenario): Promise<string | undefined> {
   return `HTTP ${response.status}${code ? ` ${code}` : ''}`;
 }
 
-async function measure(scenario: Scenario): Promise<ScenarioResult> {
+const run = async (scenario: Scenario, durationSeconds: number): Promise<LoadResult> => {
+  await scenario.prepare?.();
+  return load({
+    url: scenario.origin,
+    connections: config.connections,
+    durationSeconds,
+    requestsFor: scenario.requestsFor,
+  });
+};
+
+/** CPU meters of every process group, started together; read after the measured run. */
+type CpuGroups = Record<string, () => number[]>;
+
+async function measure(scenario: Scenario, cpuGroups: CpuGroups): Promise<ScenarioResult> {
   const base = { name: scenario.name, request: scenario.request };
   try {
     await scenario.prepare?.();
     const failure = await smoke(scenario);
     if (failure) return { ...base, skipped: failure };
-    const run = async (durationSeconds: number): Promise<LoadResult> => {
-      await scenario.prepare?.();
-      return load({
-        url: scenario.origin,
-        connections: config.connections,
-        durationSeconds,
-        requestsFor: scenario.requestsFor,
-      });
-    };
-    if (config.warmup_s > 0) await run(config.warmup_s);
-    return { ...base, result: await run(config.duration_s) };
+    if (config.warmup_s > 0) await run(scenario, config.warmup_s);
+    // The chains (and any other preparation) are made before the meters start.
+    await scenario.prepare?.();
+    const meters = Object.entries(cpuGroups).map(([name, pids]) => [name, new CpuMeter(pids)] as const);
+    const result = await load({
+      url: scenario.origin,
+      connections: config.connections,
+      durationSeconds: config.duration_s,
+      requestsFor: scenario.requestsFor,
+    });
+    const cpu: Record<string, number> = {};
+    for (const [name, meter] of meters) {
+      const ms = meter.read();
+      if (ms > 0) cpu[name] = ms;
+    }
+    return { ...base, result, cpu_ms: cpu };
   } catch (error) {
     return { ...base, skipped: reason(error) };
+  }
+}
+
+/**
+ * The argon2 bound: identity's PasswordHasher alone in a process of its own (bench/argon2-bound.ts),
+ * with identity's environment and its libuv thread-pool size, as many operations in flight as the
+ * scenarios have connections.
+ */
+async function argon2Bound(
+  mode: 'verify' | 'hash',
+  env: NodeJS.ProcessEnv,
+): Promise<Argon2Bound | { skipped: string }> {
+  try {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '-r',
+        './tools/run-ts.cjs',
+        'bench/argon2-bound.ts',
+        mode,
+        String(config.duration_s),
+        String(config.warmup_s),
+        String(config.connections),
+      ],
+      { cwd: repositoryRoot, env, encoding: 'utf8' },
+    );
+    return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Argon2Bound;
+  } catch (error) {
+    return { skipped: reason(error) };
   }
 }
 
@@ -139,11 +222,15 @@ function migrateTemplates() {
 
 /** Starts the stack; a template busy with another run's clone or migration is retried a few times. */
 async function startStack(s3Endpoint: string): Promise<TestStack> {
+  // An inspector on a free port in every process (it says which in its log), for the CPU profiles.
+  const inspect: Record<string, string> =
+    config.profile_s > 0 ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`.trim() } : {};
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await TestStack.start({
         s3Endpoint,
         env: {
+          ...inspect,
           TRUSTED_PROXIES: '127.0.0.1',
           LOG_LEVEL: 'warn',
           // The services' own defaults, not the test stack's fast probing.
@@ -242,7 +329,11 @@ async function credentials(stack: TestStack): Promise<Credentials> {
   return found;
 }
 
-function scenarios(stack: TestStack, baseline: BaselineServer, creds: Credentials): Scenario[] {
+function scenarios(
+  stack: TestStack,
+  servers: { baseline: ChildServer; passthrough: ChildServer },
+  creds: Credentials,
+): Scenario[] {
   const origin = stack.url('').replace(/\/$/, '');
   const bearer = (token: string | undefined) => ({ authorization: `Bearer ${token ?? 'missing'}` });
   const runTag = Date.now().toString(36);
@@ -253,31 +344,43 @@ function scenarios(stack: TestStack, baseline: BaselineServer, creds: Credential
     {
       name: 'baseline',
       request: 'GET / (bare Fastify)',
-      origin: baseline.url.replace(/\/$/, ''),
+      origin: servers.baseline.url.replace(/\/$/, ''),
+      target: 'baseline',
+      requestsFor: () => [{ method: 'GET', path: '/' }],
+    },
+    {
+      name: 'passthrough',
+      request: 'GET / (bare Fastify → grpc-js unary → trivial gRPC server)',
+      origin: servers.passthrough.url.replace(/\/$/, ''),
+      target: 'passthrough',
       requestsFor: () => [{ method: 'GET', path: '/' }],
     },
     {
       name: 'health',
       request: 'GET /v2/system/health',
       origin,
+      target: 'stack',
       requestsFor: () => [{ method: 'GET', path: '/v2/system/health', setupRequest: withFreshIp }],
     },
     {
       name: 'rate-limits',
       request: 'GET /v2/system/rate-limits (client token)',
       origin,
+      target: 'stack',
       requestsFor: () => [{ method: 'GET', path: '/v2/system/rate-limits', headers: bearer(creds.clientToken) }],
     },
     {
       name: 'users-read',
       request: 'GET /v2/users/me (admin token)',
       origin,
+      target: 'stack',
       requestsFor: () => [{ method: 'GET', path: '/v2/users/me', headers: bearer(creds.adminToken) }],
     },
     {
       name: 'token-password',
       request: 'POST /v2/auth/token password',
       origin,
+      target: 'stack',
       requestsFor: () => [
         {
           method: 'POST',
@@ -292,6 +395,7 @@ function scenarios(stack: TestStack, baseline: BaselineServer, creds: Credential
       name: 'token-client-credentials',
       request: 'POST /v2/auth/token client_credentials',
       origin,
+      target: 'stack',
       requestsFor: () => [
         {
           method: 'POST',
@@ -310,6 +414,7 @@ function scenarios(stack: TestStack, baseline: BaselineServer, creds: Credential
       name: 'token-refresh',
       request: 'POST /v2/auth/token refresh_token (chained)',
       origin,
+      target: 'stack',
       // One refresh-token chain per connection: each request sends the token the previous answer rotated to.
       prepare: async () => {
         refreshPool = await Promise.all(
@@ -337,8 +442,9 @@ function scenarios(stack: TestStack, baseline: BaselineServer, creds: Credential
     },
     {
       name: 'users-create',
-      request: 'POST /v2/users (unique e-mail, Idempotency-Key)',
+      request: 'POST /v2/users (unique e-mail, password, Idempotency-Key)',
       origin,
+      target: 'stack',
       requestsFor: () => [
         {
           method: 'POST',
@@ -350,7 +456,13 @@ function scenarios(stack: TestStack, baseline: BaselineServer, creds: Credential
             return {
               ...template,
               headers: { ...template.headers, 'idempotency-key': key },
-              body: JSON.stringify({ email: `${key}@bench.test`, display_name: 'Bench User', send_activation: false }),
+              // A password, so every creation hashes one with argon2 as a real sign-up does.
+              body: JSON.stringify({
+                email: `${key}@bench.test`,
+                display_name: 'Bench User',
+                password: USER_PASSWORD,
+                send_activation: false,
+              }),
             };
           },
         },
@@ -388,22 +500,16 @@ async function healthOf(stack: TestStack): Promise<string> {
   return status;
 }
 
-/** Writes latest.json and latest.md, formatted the way the repository's Prettier check wants them. */
-async function writeResults(report: Report): Promise<string> {
+/** Writes result files, formatted the way the repository's Prettier check wants them. */
+async function writeResults(files: Array<[string, string]>): Promise<void> {
   fs.mkdirSync(resultsDir, { recursive: true });
-  let table = '';
-  for (const [file, text] of [
-    ['latest.json', JSON.stringify(report)],
-    ['latest.md', markdown(report)],
-  ]) {
+  for (const [file, text] of files) {
     const target = path.join(resultsDir, file);
     const options = await prettier.resolveConfig(target);
     const formatted = await prettier.format(text, { ...options, filepath: target });
     fs.writeFileSync(`${target}.tmp`, formatted);
     fs.renameSync(`${target}.tmp`, target);
-    if (file === 'latest.md') table = formatted;
   }
-  return table;
 }
 
 /** Everything the run started, stopped once, in reverse order, on success, failure or a signal. */
@@ -429,6 +535,9 @@ class Cleanup {
   }
 }
 
+/** The raw profiles, for Chrome DevTools or speedscope: not committed (`.data/` is ignored). */
+const rawProfilesDir = path.join(repositoryRoot, '.data', 'bench-profiles');
+
 async function main(): Promise<number> {
   const cleanup = new Cleanup();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -440,7 +549,10 @@ async function main(): Promise<number> {
   try {
     const started = Date.now();
     const host = machine();
-    log(`${host.cpus} CPUs, ${config.connections} connections, ${config.duration_s} s + ${config.warmup_s} s warm-up`);
+    log(
+      `${host.cpus} CPUs, ${config.connections} connections, ${config.duration_s} s + ${config.warmup_s} s warm-up, ` +
+        `${config.profile_s} s profiled; load average ${host.load_average_at_start.join(' / ')}`,
+    );
     log('migrating the template databases');
     migrateTemplates();
     log('starting the stack');
@@ -451,20 +563,55 @@ async function main(): Promise<number> {
     cleanup.add('the stack', () => stack.close());
     const health = await healthOf(stack);
     log(`health: ${health}`);
-    const baseline = await BaselineServer.start();
+    const baseline = await startBaseline();
     cleanup.add('the baseline server', () => baseline.stop());
-    log(`stack at ${stack.url('')} (logs: .data/test-logs/${stack.ports.http}-*.log), baseline at ${baseline.url}`);
+    const passthrough = await startPassthrough();
+    cleanup.add('the passthrough servers', async () => {
+      await passthrough.front.stop();
+      await passthrough.backend.stop();
+    });
+    log(
+      `stack at ${stack.url('')} (logs: .data/test-logs/${stack.ports.http}-*.log), baseline at ${baseline.url}, ` +
+        `passthrough at ${passthrough.front.url}`,
+    );
+
+    const pids = stackPids(stack.ports.http);
+    const databases = ['IDENTITY', 'AUTH', 'PLATFORM'].map((name) =>
+      new URL(stack.env[`${name}_DATABASE_URL`]).pathname.slice(1),
+    );
+    const own = (pid: number | undefined) => (pid ? [pid] : []);
+    const cpuGroups: CpuGroups = {
+      ...Object.fromEntries(APPS.map((app) => [app, () => own(pids[app])])),
+      Postgres: () => postgresBackends(databases),
+      Redis: () => pidsNamed('redis-server'),
+      // The stack's own NATS server, a child of this process.
+      NATS: () => pidsNamed('nats-server', (pid) => parentOf(pid) === process.pid),
+      'bench servers': () => [baseline.pid, passthrough.front.pid, passthrough.backend.pid].flatMap(own),
+      'load generator': () => [process.pid],
+    };
+    const benchServers: Record<string, ChildServer> = {
+      baseline,
+      'passthrough Fastify': passthrough.front,
+      'passthrough gRPC server': passthrough.backend,
+    };
+    const rss = new RssSampler(() => ({
+      ...pids,
+      ...Object.fromEntries(Object.entries(benchServers).map(([name, server]) => [name, server.pid])),
+    }));
 
     const creds = await credentials(stack);
+    const all = scenarios(stack, { baseline, passthrough: passthrough.front }, creds);
     const results: ScenarioResult[] = [];
-    for (const scenario of scenarios(stack, baseline, creds)) {
+    const argon2: Report['argon2'] = {};
+    rss.start();
+    for (const scenario of all) {
       if (needs[scenario.name] && !needs[scenario.name](creds)) {
         results.push({ name: scenario.name, request: scenario.request, skipped: `setup: ${creds.failure ?? '?'}` });
         log(`${scenario.name}: skipped (setup failed)`);
         continue;
       }
       log(`${scenario.name}: running`);
-      const measured = await measure(scenario);
+      const measured = await measure(scenario, cpuGroups);
       results.push(measured);
       log(
         measured.result
@@ -472,14 +619,43 @@ async function main(): Promise<number> {
               `non-2xx ${measured.result.non_2xx}, errors ${measured.result.errors + measured.result.timeouts}`
           : `${scenario.name}: skipped (${measured.skipped})`,
       );
+      if (scenario.name === 'passthrough') {
+        // The argon2 bounds next to the other floors, while the stack is idle.
+        const threads = (pids.identity && environmentOf(pids.identity, 'UV_THREADPOOL_SIZE')) || '4';
+        const env = {
+          ...process.env,
+          ...stack.env,
+          NODE_OPTIONS: process.env.NODE_OPTIONS ?? '',
+          UV_THREADPOOL_SIZE: threads,
+        };
+        for (const mode of ['verify', 'hash'] as const) {
+          log(`argon2 ${mode} bound: running on ${threads} threads`);
+          const bound = await argon2Bound(mode, env);
+          argon2[mode] = bound;
+          log(`argon2 ${mode} bound: ${'per_second' in bound ? `${bound.per_second}/s` : bound.skipped}`);
+        }
+      }
     }
+    rss.stop();
 
-    const pids = stackPids(stack.ports.http);
-    const peakRss: Record<string, Memory | null> = {};
-    for (const app of APPS) peakRss[app] = pids[app] ? (memoryOf(pids[app]) ?? null) : null;
-    peakRss.baseline = baseline.pid ? (memoryOf(baseline.pid) ?? null) : null;
-    peakRss['bench driver (autocannon)'] = memoryOf(process.pid) ?? null;
+    const memory: Record<string, ProcessMemory | null> = {};
+    const remember = (name: string, pid: number | undefined) => {
+      const now = pid ? memoryOf(pid) : undefined;
+      memory[name] =
+        pid && now
+          ? {
+              pid,
+              peak_under_load_mb: rss.peak(name) ?? null,
+              after_load_mb: now.rss_mb,
+              lifetime_peak_mb: now.peak_rss_mb,
+            }
+          : null;
+    };
+    for (const app of APPS) remember(app, pids[app]);
+    for (const [name, server] of Object.entries(benchServers)) remember(name, server.pid);
+    remember('bench driver (autocannon)', process.pid);
 
+    const ratioList = ratios(results);
     const report: Report = {
       date: new Date().toISOString(),
       machine: host,
@@ -487,14 +663,81 @@ async function main(): Promise<number> {
       config,
       stack_health_at_start: health,
       scenarios: results,
-      ratios: ratios(results),
-      peak_rss: peakRss,
+      argon2,
+      ratios: ratioList,
+      targets: checkTargets(results, ratioList, argon2),
+      memory,
+      memory_targets: checkMemory(memory),
     };
-    process.stdout.write(await writeResults(report));
-    log(`wrote bench/results/latest.json and latest.md in ${Math.round((Date.now() - started) / 1000)} s`);
+    const table = markdown(report);
+    const files: Array<[string, string]> = [
+      ['latest.json', JSON.stringify(report)],
+      ['latest.md', table],
+    ];
+
+    if (config.profile_s > 0) {
+      fs.mkdirSync(rawProfilesDir, { recursive: true });
+      const profiles: ProfileReport = {
+        date: report.date,
+        git: report.git,
+        profile_s: config.profile_s,
+        scenarios: [],
+      };
+      const inspectors: Record<Target, Record<string, string | undefined>> = {
+        stack: Object.fromEntries(
+          APPS.map((app) => [
+            app,
+            inspectorUrlInLog(path.join(repositoryRoot, '.data', 'test-logs', `${stack.ports.http}-${app}.log`)),
+          ]),
+        ),
+        baseline: { baseline: baseline.inspectorUrl },
+        passthrough: {
+          'passthrough Fastify': passthrough.front.inspectorUrl,
+          'passthrough gRPC server': passthrough.backend.inspectorUrl,
+        },
+      };
+      for (const scenario of all) {
+        if (!results.find((result) => result.name === scenario.name)?.result) {
+          profiles.scenarios.push({ name: scenario.name, skipped: 'the scenario did not run', processes: {} });
+          continue;
+        }
+        log(`${scenario.name}: profiling`);
+        const profiler = await Profiler.attach(inspectors[scenario.target], log);
+        try {
+          await scenario.prepare?.();
+          await profiler.start();
+          await load({
+            url: scenario.origin,
+            connections: config.connections,
+            durationSeconds: config.profile_s,
+            requestsFor: scenario.requestsFor,
+          });
+          const summaries = await profiler.stop(TOP_FUNCTIONS, (name, profile) =>
+            fs.writeFileSync(
+              path.join(rawProfilesDir, `${scenario.name}.${name.replace(/\W+/g, '-')}.cpuprofile`),
+              JSON.stringify(profile),
+            ),
+          );
+          profiles.scenarios.push({ name: scenario.name, processes: summaries });
+        } catch (error) {
+          profiles.scenarios.push({ name: scenario.name, skipped: reason(error), processes: {} });
+        } finally {
+          profiler.close();
+        }
+      }
+      files.push(
+        ['profiles.json', JSON.stringify(profiles)],
+        ['profiles.md', profilesMarkdown(profiles, TOP_FUNCTIONS)],
+      );
+      log(`raw profiles in ${path.relative(repositoryRoot, rawProfilesDir)}/`);
+    }
+
+    await writeResults(files);
+    process.stdout.write(table);
+    log(`wrote bench/results/ in ${Math.round((Date.now() - started) / 1000)} s`);
     return results.some((result) => result.skipped) ? 1 : 0;
   } finally {
-    log('stopping the stack and the baseline');
+    log('stopping the stack and the servers');
     await cleanup.run();
   }
 }
