@@ -28,6 +28,7 @@ import pino from 'pino';
 
 import { ClientRepository } from './clients/client.repository';
 import { ClientService } from './clients/client.service';
+import { cliClientLookups } from './clients/client-cache';
 import { AuthConfig, loadAuthConfig } from './config';
 import { SigningKeyRepository } from './keys/signing-key.repository';
 import { SigningKeyService } from './keys/signing-key.service';
@@ -48,7 +49,7 @@ class UsageError extends Error {}
 type Command = (args: string[], prisma: PrismaService, config: AuthConfig) => Promise<Record<string, unknown>>;
 
 const COMMANDS: Record<string, Command> = {
-  'ensure-bootstrap-client': async (args, prisma) => {
+  'ensure-bootstrap-client': async (args, prisma, config) => {
     const { values } = usage(() =>
       parseArgs({
         args,
@@ -57,12 +58,15 @@ const COMMANDS: Record<string, Command> = {
       }),
     );
     const orgId = need(values['org-id'], 'org-id');
-    const { clientId, clientSecret } = await clientsOf(prisma).ensureBootstrap(orgId, values['rotate-secret'] === true);
+    const { clientId, clientSecret } = await clientsOf(prisma, config).ensureBootstrap(
+      orgId,
+      values['rotate-secret'] === true,
+    );
     Logger.log(`bootstrap client ${clientId} of org ${orgId} ${clientSecret ? 'has a new secret' : 'unchanged'}`);
     return { client_id: clientId, client_secret: clientSecret };
   },
 
-  'create-client': async (args, prisma) => {
+  'create-client': async (args, prisma, config) => {
     const { values } = usage(() =>
       parseArgs({
         args,
@@ -80,7 +84,7 @@ const COMMANDS: Record<string, Command> = {
     );
     const list = (value: string | undefined) =>
       value === undefined ? undefined : value.split(/[\s,]+/).filter(Boolean);
-    const { clientId, clientSecret } = await clientsOf(prisma).create({
+    const { clientId, clientSecret } = await clientsOf(prisma, config).create({
       orgId: need(values['org-id'], 'org-id'),
       name: need(values.name, 'name'),
       scopes: need(values.scopes, 'scopes').split(/\s+/).filter(Boolean),
@@ -93,9 +97,9 @@ const COMMANDS: Record<string, Command> = {
     return { client_id: clientId, client_secret: clientSecret };
   },
 
-  'list-clients': async (args, prisma) => {
+  'list-clients': async (args, prisma, config) => {
     const { values } = usage(() => parseArgs({ args, strict: true, options: { 'org-id': { type: 'string' } } }));
-    const clients = await clientsOf(prisma).list(need(values['org-id'], 'org-id'));
+    const clients = await clientsOf(prisma, config).list(need(values['org-id'], 'org-id'));
     return {
       clients: clients.map((client) => ({
         client_id: client.id,
@@ -110,17 +114,19 @@ const COMMANDS: Record<string, Command> = {
     };
   },
 
-  'rotate-client-secret': async (args, prisma) => {
+  'rotate-client-secret': async (args, prisma, config) => {
     const { values } = usage(() => parseArgs({ args, strict: true, options: { 'client-id': { type: 'string' } } }));
-    const { clientId, clientSecret } = await clientsOf(prisma).rotateSecret(need(values['client-id'], 'client-id'));
+    const { clientId, clientSecret } = await clientsOf(prisma, config).rotateSecret(
+      need(values['client-id'], 'client-id'),
+    );
     Logger.log(`client ${clientId} has a new secret; the old one no longer works`);
     return { client_id: clientId, client_secret: clientSecret };
   },
 
-  'delete-client': async (args, prisma) => {
+  'delete-client': async (args, prisma, config) => {
     const { values } = usage(() => parseArgs({ args, strict: true, options: { 'client-id': { type: 'string' } } }));
     const clientId = need(values['client-id'], 'client-id');
-    await clientsOf(prisma).delete(clientId);
+    await clientsOf(prisma, config).delete(clientId);
     Logger.log(`client ${clientId} deleted`);
     return { client_id: clientId, deleted: true };
   },
@@ -132,7 +138,13 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-const clientsOf = (prisma: PrismaService) => new ClientService(new ClientRepository(prisma));
+const clientsOf = (prisma: PrismaService, config: AuthConfig) =>
+  new ClientService(
+    new ClientRepository(
+      prisma,
+      cliClientLookups(config, (message) => Logger.warn(message)),
+    ),
+  );
 
 /** Unknown options and stray arguments are usage errors. */
 function usage<T>(parse: () => T): T {

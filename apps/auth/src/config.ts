@@ -46,6 +46,11 @@ export const authEnv = {
   REFRESH_TOKEN_TTL_SECONDS: seconds(2_592_000),
   /** How long a used refresh token keeps working after its first use (interface §5: 5 s). */
   REFRESH_GRACE_SECONDS: seconds(5, 0),
+  /**
+   * How long a registered client read by a token request is kept in memory; a rotation or deletion
+   * drops it everywhere at once by a NATS notice, this bounds it when a notice is lost.
+   */
+  CLIENT_CACHE_TTL_MS: millis(1000),
   /** The built-in public client a password grant without `client_id` is issued to. */
   DEFAULT_PUBLIC_CLIENT_ID: z.string().min(1).default('account-platform-web'),
   /** How often each instance rereads the signing keys, so all agree soon after a rotation elsewhere. */

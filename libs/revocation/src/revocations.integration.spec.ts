@@ -4,7 +4,7 @@ import { DomainError } from '@acct/problem';
 import { DedicatedServer, freePort, waitFor } from '@acct/testing';
 
 import { RevocableToken } from './revocation';
-import { Revocations, RevocationsOptions } from './revocations';
+import { announceOnce, Revocations, RevocationsOptions } from './revocations';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -49,6 +49,22 @@ describe('Revocations (real Redis and NATS, several independent instances)', () 
 
   afterEach(async () => {
     await Promise.all(started.splice(0).map((revocations) => revocations.stop()));
+  });
+
+  it("carries other caches' notices to every instance of the installation, and only of that topic", async () => {
+    const [a, b] = await Promise.all([instance(), instance()]);
+    const seen: string[] = [];
+    b.onNotice('clients', (message) => seen.push(`clients:${message}`));
+    b.onNotice('other', (message) => seen.push(`other:${message}`));
+    a.announce('clients', 'client-1');
+    await announceOnce({ natsUrl: NATS_URL, keyPrefix: prefix, name: 'test-cli' }, 'clients', 'client-2');
+    await announceOnce({ natsUrl: NATS_URL, keyPrefix: `${prefix}elsewhere:`, name: 'test-cli' }, 'clients', 'x');
+    await waitFor('both notices', () => (seen.length >= 2 ? true : undefined), {
+      timeoutMs: WITHIN_MS,
+      intervalMs: 20,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen.sort()).toEqual(['clients:client-1', 'clients:client-2']);
   });
 
   it('shows a token revoked by one instance to another within 1 s, and nothing else', async () => {

@@ -33,6 +33,24 @@ export function noticeSubject(keyPrefix = ''): string {
   return `revocation.v1.${keyPrefix ? Buffer.from(keyPrefix).toString('hex') : 'default'}`;
 }
 
+/**
+ * Announces one notice of `topic` (as `Revocations.announce` does) from a process that holds no
+ * Revocations (a CLI): connects, publishes, flushes, closes. Best effort, like every notice.
+ */
+export async function announceOnce(
+  options: { natsUrl: string; keyPrefix?: string; name: string; timeoutMs?: number },
+  topic: string,
+  message: string,
+): Promise<void> {
+  const nats = await connect({ servers: options.natsUrl, name: options.name, timeout: options.timeoutMs ?? 1000 });
+  try {
+    nats.publish(`${noticeSubject(options.keyPrefix)}.${topic}`, message);
+    await nats.flush();
+  } finally {
+    await nats.close();
+  }
+}
+
 const notLoaded = () =>
   new DomainError('service_unavailable', 'The revocation list is not loaded yet; retry shortly.', { retryAfter: 1 });
 
@@ -62,6 +80,8 @@ export class Revocations {
   private lastSweep = 0;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  /** Handlers of other caches' invalidation notices, by topic (see `onNotice`). */
+  private readonly noticeHandlers = new Map<string, Array<(message: string) => void>>();
 
   constructor(private readonly options: RevocationsOptions) {
     this.now = options.now ?? Date.now;
@@ -152,6 +172,32 @@ export class Revocations {
     }
   }
 
+  /**
+   * Announces an invalidation notice of another in-memory cache (`topic`, e.g. `clients`) to every
+   * process on the same NATS connection and subject family as the revocations. A notice is best
+   * effort (lost while NATS is away): a cache that relies on it keeps its entries for a short TTL too.
+   */
+  announce(topic: string, message: string): void {
+    this.nats?.publish(`${this.subject}.${topic}`, message);
+  }
+
+  /** Calls `handler` with every notice of `topic` (announced by any process, this one included). */
+  onNotice(topic: string, handler: (message: string) => void): void {
+    const handlers = this.noticeHandlers.get(topic);
+    if (handlers) return void handlers.push(handler);
+    this.noticeHandlers.set(topic, [handler]);
+    if (this.nats) this.subscribeNotices(this.nats, topic);
+  }
+
+  private subscribeNotices(nats: NatsConnection, topic: string): void {
+    nats.subscribe(`${this.subject}.${topic}`, {
+      callback: (error, message) => {
+        if (error) return;
+        for (const handler of this.noticeHandlers.get(topic) ?? []) handler(message.string());
+      },
+    });
+  }
+
   /** Catches up from Redis (one read at a time); a failure is logged once and retried next interval. */
   resync(): Promise<void> {
     if (this.stopped) return Promise.resolve();
@@ -226,6 +272,7 @@ export class Revocations {
         if (batch) this.set.addAll(batch);
       },
     });
+    for (const topic of this.noticeHandlers.keys()) this.subscribeNotices(nats, topic);
     await nats.flush();
     void this.catchUpAfterReconnects(nats);
   }

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
+import { ClientCache, ClientLookups } from './client-cache';
 
 export type ClientType = 'confidential' | 'public';
 
@@ -43,10 +44,21 @@ const asClient = <T extends { type: string }>(row: T | null) =>
 /** `clients`. */
 @Injectable()
 export class ClientRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    @Inject(ClientCache) private readonly cache: ClientLookups,
+  ) {}
 
-  /** Client ids are global: a client authenticates before anyone knows its org. */
-  async findForAuthentication(clientId: string): Promise<OAuthClient | null> {
+  /**
+   * Client ids are global: a client authenticates before anyone knows its org. From memory when read
+   * within the last CLIENT_CACHE_TTL_MS and not changed since (ClientCache).
+   */
+  findForAuthentication(clientId: string): Promise<OAuthClient | null> {
+    return this.cache.get(clientId, () => this.findFresh(clientId));
+  }
+
+  /** The client as stored now (for changes to it). */
+  async findFresh(clientId: string): Promise<OAuthClient | null> {
     return asClient(await this.prisma.client.findUnique({ where: { id: clientId }, select: fields }));
   }
 
@@ -74,6 +86,7 @@ export class ClientRepository {
 
   async replaceSecret(orgId: string, clientId: string, secretHash: string): Promise<void> {
     const { count } = await this.prisma.client.updateMany({ where: { id: clientId, orgId }, data: { secretHash } });
+    await this.cache.changed(clientId);
     if (count !== 1) throw new Error(`client ${clientId} of org ${orgId} not found`);
   }
 
@@ -91,6 +104,7 @@ export class ClientRepository {
   /** Whether a client was deleted. */
   async delete(clientId: string): Promise<boolean> {
     const { count } = await this.prisma.client.deleteMany({ where: { id: clientId } });
+    await this.cache.changed(clientId);
     return count === 1;
   }
 }

@@ -1,9 +1,12 @@
+import { Revocations } from '@acct/revocation';
+
 import { loadAuthConfig } from '../config';
 import { PrismaService } from '../prisma/prisma.service';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { ClientRepository } from './client.repository';
 import { ClientService } from './client.service';
+import { ClientCache } from './client-cache';
 import { hashClientSecret } from './client-secret';
 
 const ORG = 'c0ffee00-1234-4abc-8def-0123456789ab';
@@ -16,7 +19,10 @@ describe('ClientService (real Postgres)', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     prisma = new PrismaService(loadAuthConfig({ AUTH_DATABASE_URL: database.url }));
-    clients = new ClientService(new ClientRepository(prisma));
+    // Through the cache the process uses, so every check below also holds for remembered clients.
+    const notices = { announce: () => undefined, onNotice: () => undefined } as unknown as Revocations;
+    const cache = new ClientCache(notices, loadAuthConfig({ CLIENT_CACHE_TTL_MS: '60000' }));
+    clients = new ClientService(new ClientRepository(prisma, cache));
   });
 
   afterAll(async () => {
@@ -177,6 +183,8 @@ describe('ClientService (real Postgres)', () => {
         [app.clientId, 'public', 'spa'],
       ]);
       expect(JSON.stringify(listed)).not.toMatch(/secret/i);
+      // Remembered now: the rotation and the deletion below must drop it.
+      await expect(clients.authenticate(server.clientId, server.clientSecret)).resolves.toBeDefined();
 
       const rotated = await clients.rotateSecret(server.clientId);
       expect(rotated.clientSecret).not.toBe(server.clientSecret);

@@ -102,7 +102,7 @@ export class ClientService {
 
   /** A new secret for a confidential client; the old one stops working at once. */
   async rotateSecret(clientId: string): Promise<ClientCredentials> {
-    const client = await this.find(clientId);
+    const client = clientId.length > 0 && clientId.length <= 200 ? await this.clients.findFresh(clientId) : undefined;
     if (!client) throw new DomainError('not_found', `No client ${clientId}.`);
     if (client.type === 'public') {
       throw validationFailed([{ field: 'client_id', message: 'is a public client, which has no secret' }]);
