@@ -512,6 +512,65 @@ describe('the OpenAPI document against real responses', () => {
       call(`/v2/users/me/sessions/${randomUUID()}`, { method: 'DELETE', token: adminToken }),
     'DELETE /v2/users/{id}/sessions/{sessionId} 429': () =>
       exhaust(() => call(`/v2/users/me/sessions/${randomUUID()}`, { method: 'DELETE', token: throttledToken })),
+    // DELETE /v2/users/{id}/lockout, DELETE /v2/users/{id}/mfa, POST /v2/users/me/mfa/recovery-codes (contract §7)
+    'DELETE /v2/users/{id}/lockout 204': async () =>
+      call(`/v2/users/${await createUser()}/lockout`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/lockout 401': () => call(`/v2/users/${org.admin_user_id}/lockout`, { method: 'DELETE' }),
+    'DELETE /v2/users/{id}/lockout 403': () =>
+      call(`/v2/users/${org.admin_user_id}/lockout`, { method: 'DELETE', token: readOnlyToken }),
+    'DELETE /v2/users/{id}/lockout 404': () =>
+      call(`/v2/users/${randomUUID()}/lockout`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/lockout 429': () =>
+      exhaust(() => call(`/v2/users/${randomUUID()}/lockout`, { method: 'DELETE', token: throttledToken })),
+    'DELETE /v2/users/{id}/mfa 204': async () => {
+      const member = await memberWithMfa();
+      const { sub } = JSON.parse(Buffer.from(member.token.split('.')[1], 'base64url').toString()) as { sub: string };
+      return call(`/v2/users/${sub}/mfa`, { method: 'DELETE', token: adminToken });
+    },
+    'DELETE /v2/users/{id}/mfa 400': () =>
+      call('/v2/users/me/mfa', { method: 'DELETE', token: adminToken, body: { extra: 1 } }),
+    'DELETE /v2/users/{id}/mfa 401': () => call('/v2/users/me/mfa', { method: 'DELETE', body: {} }),
+    'DELETE /v2/users/{id}/mfa 403': () =>
+      call(`/v2/users/${org.admin_user_id}/mfa`, { method: 'DELETE', token: systemOnlyToken }),
+    'DELETE /v2/users/{id}/mfa 404': () =>
+      call(`/v2/users/${randomUUID()}/mfa`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/mfa 413': () =>
+      call('/v2/users/me/mfa', { method: 'DELETE', token: adminToken, body: hugeBody }),
+    'DELETE /v2/users/{id}/mfa 415': () =>
+      call('/v2/users/me/mfa', {
+        method: 'DELETE',
+        token: adminToken,
+        body: 'password=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+    'DELETE /v2/users/{id}/mfa 429': () =>
+      exhaust(() => call(`/v2/users/${randomUUID()}/mfa`, { method: 'DELETE', token: throttledToken })),
+    'POST /v2/users/me/mfa/recovery-codes 201': async () =>
+      call('/v2/users/me/mfa/recovery-codes', {
+        token: (await memberWithMfa()).token,
+        body: { password: 'member-password-1' },
+      }),
+    'POST /v2/users/me/mfa/recovery-codes 400': () =>
+      call('/v2/users/me/mfa/recovery-codes', { token: adminToken, body: { password: '' } }),
+    'POST /v2/users/me/mfa/recovery-codes 401': () =>
+      call('/v2/users/me/mfa/recovery-codes', { body: { password: 'x' } }),
+    'POST /v2/users/me/mfa/recovery-codes 403': () =>
+      call('/v2/users/me/mfa/recovery-codes', { token: systemOnlyToken, body: { password: 'x' } }),
+    'POST /v2/users/me/mfa/recovery-codes 409': async () =>
+      call('/v2/users/me/mfa/recovery-codes', {
+        token: (await activeMember()).token,
+        body: { password: 'member-password-1' },
+      }),
+    'POST /v2/users/me/mfa/recovery-codes 413': () =>
+      call('/v2/users/me/mfa/recovery-codes', { token: adminToken, body: hugeBody }),
+    'POST /v2/users/me/mfa/recovery-codes 415': () =>
+      call('/v2/users/me/mfa/recovery-codes', {
+        token: adminToken,
+        body: 'x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+    'POST /v2/users/me/mfa/recovery-codes 429': () =>
+      exhaust(() => call('/v2/users/me/mfa/recovery-codes', { token: throttledToken, body: { password: 'x' } })),
     // POST /v2/users/me/mfa/totp and /confirm
     'POST /v2/users/me/mfa/totp 201': async () =>
       call('/v2/users/me/mfa/totp', { token: (await activeMember()).token, body: { password: 'member-password-1' } }),
@@ -583,6 +642,12 @@ describe('the OpenAPI document against real responses', () => {
       call(`/v2/users/${org.admin_user_id}/sessions`, { method: 'DELETE', token: adminToken }),
     'DELETE /v2/users/{id}/sessions/{sessionId} 503': () =>
       call(`/v2/users/me/sessions/${randomUUID()}`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/lockout 503': () =>
+      call(`/v2/users/${org.admin_user_id}/lockout`, { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/mfa 503': () =>
+      call(`/v2/users/${org.admin_user_id}/mfa`, { method: 'DELETE', token: adminToken }),
+    'POST /v2/users/me/mfa/recovery-codes 503': () =>
+      call('/v2/users/me/mfa/recovery-codes', { token: adminToken, body: { password: ADMIN_PASSWORD } }),
     'POST /v2/users/me/mfa/totp 503': () =>
       call('/v2/users/me/mfa/totp', { token: adminToken, body: { password: ADMIN_PASSWORD } }),
     'POST /v2/users/me/mfa/totp/confirm 503': () =>

@@ -30,7 +30,7 @@ const PASSWORD = 'matrix-admin-pass-1';
 /** A protected endpoint, with what its owner (org A) may send to it and what a request for it needs. */
 interface Endpoint {
   name: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: (org: Bootstrap) => string;
   scope: string;
   body?: (org: Bootstrap) => unknown;
@@ -118,6 +118,43 @@ const ENDPOINTS: Endpoint[] = [
     // A wrong code for the caller's own enrolment: the request got past authentication.
     control: 400,
     crossOrg: { statuses: [400, 403, 409] },
+  },
+  {
+    name: 'GET /v2/users/{id}/sessions',
+    method: 'GET',
+    path: (org) => `/v2/users/${org.admin_user_id}/sessions`,
+    scope: 'users:read',
+    control: 200,
+    // Another org's admin: no such user; a client is no user and has no sessions.
+    crossOrg: { statuses: [404, 403] },
+  },
+  {
+    name: 'DELETE /v2/users/{id}/lockout',
+    method: 'DELETE',
+    path: (org) => `/v2/users/${org.admin_user_id}/lockout`,
+    scope: 'users:write',
+    control: 204,
+    crossOrg: { statuses: [404], code: 'not_found' },
+  },
+  {
+    name: 'DELETE /v2/users/{id}/mfa',
+    method: 'DELETE',
+    path: (org) => `/v2/users/${org.admin_user_id}/mfa`,
+    scope: 'users:read',
+    // The owner's admin removing its own (off) MFA proves its password.
+    body: () => ({ password: PASSWORD }),
+    control: 204,
+    crossOrg: { statuses: [404], code: 'not_found' },
+  },
+  {
+    name: 'POST /v2/users/me/mfa/recovery-codes',
+    method: 'POST',
+    path: () => '/v2/users/me/mfa/recovery-codes',
+    scope: 'users:read',
+    body: () => ({ password: PASSWORD }),
+    // The caller's own: its MFA is off (409); a client is no user (403).
+    control: 409,
+    crossOrg: { statuses: [409, 403] },
   },
 ];
 

@@ -13,7 +13,9 @@ import { HealthController } from './health/health.controller';
 import { HealthReporter } from './health/health-reporter';
 import { ProblemFilter } from './http/problem.filter';
 import { RouteTable } from './http/route-table';
+import { LockoutController } from './lockout/lockout.controller';
 import { MfaController } from './mfa/mfa.controller';
+import { MfaSettingsController } from './mfa/mfa-settings.controller';
 import { AuthorizeController } from './oauth/authorize.controller';
 import { DiscoveryController } from './oauth/discovery.controller';
 import { TokenRevocationController } from './oauth/token-revocation.controller';
@@ -45,6 +47,8 @@ export class GatewayModule {
         ActivationPageController,
         MfaController,
         SessionsController,
+        LockoutController,
+        MfaSettingsController,
         AuthorizeController,
         DiscoveryController,
         TokenRevocationController,

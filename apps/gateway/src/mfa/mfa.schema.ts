@@ -14,3 +14,25 @@ export type Enrolment = z.output<typeof enrolment>;
 export const confirmBody = z.object({ code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict();
 export const confirmation = z.object({ enabled: z.literal(true), confirmed_at: z.iso.datetime() }).strict();
 export type Confirmation = z.output<typeof confirmation>;
+
+/**
+ * Contract §7: removing MFA (`DELETE /v2/users/{id}/mfa`). The user itself sends its password and a
+ * current code (TOTP or a recovery code); an admin removing another user's sends no body.
+ */
+export const removeMfaBody = z
+  .object({ password: z.string().min(1).max(1024), mfa_code: z.string().min(1).max(64) })
+  .partial()
+  .strict();
+
+/** New recovery codes (`POST /v2/users/me/mfa/recovery-codes`): the current password, and the answer. */
+export const recoveryCodesBody = z.object({ password: z.string().min(1).max(1024) }).strict();
+export const recoveryCodes = z
+  .object({
+    codes: z
+      .array(z.string().regex(/^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){3}$/))
+      .length(10)
+      .describe('Shown this once; each works once as `mfa_code`.'),
+    created_at: z.iso.datetime(),
+  })
+  .strict();
+export type RecoveryCodes = z.output<typeof recoveryCodes>;

@@ -33,7 +33,7 @@ const TEXT = {
     signIn: '登录',
     mfaTitle: '两步验证',
     mfaCode: '验证码',
-    mfaHint: '输入身份验证器应用显示的 6 位数字。',
+    mfaHint: '输入身份验证器应用显示的 6 位数字，或一个未用过的恢复码。',
     verify: '验证',
     errorTitle: '无法完成登录请求',
     errorHint: '请返回应用重新开始。如果问题仍然存在，请联系应用的开发者。',
@@ -54,7 +54,7 @@ const TEXT = {
     signIn: 'Sign in',
     mfaTitle: 'Two-step verification',
     mfaCode: 'Verification code',
-    mfaHint: 'Enter the 6-digit code your authenticator app shows.',
+    mfaHint: 'Enter the 6-digit code your authenticator app shows, or one of your unused recovery codes.',
     verify: 'Verify',
     errorTitle: 'This sign-in request cannot be completed',
     errorHint: 'Go back to the app and start again. If this keeps happening, tell the app’s developer.',
@@ -162,7 +162,7 @@ ${hidden(options.fields)}
   );
 }
 
-/** Step 2, for an account with MFA: the TOTP code (the ticket of step 1 rides along hidden). */
+/** Step 2, for an account with MFA: the TOTP code or a recovery code (the ticket of step 1 rides along hidden). */
 export function mfaPage(options: Omit<LoginPageOptions, 'email'>): string {
   const text = TEXT[options.language];
   return document(
@@ -174,7 +174,7 @@ ${errorLine(options.error)}
 <form method="post" action="${escape(options.action)}">
 ${hidden(options.fields)}
 <label for="mfa_code">${escape(text.mfaCode)}</label>
-<input id="mfa_code" name="mfa_code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required aria-describedby="mfa_code-hint">
+<input id="mfa_code" name="mfa_code" type="text" autocomplete="one-time-code" maxlength="32" required aria-describedby="mfa_code-hint">
 <p id="mfa_code-hint" class="hint">${escape(text.mfaHint)}</p>
 <button type="submit">${escape(text.verify)}</button>
 </form>`,

@@ -20,8 +20,11 @@ export const tokenRequest = z
       .describe('Requested scopes, space-separated; empty = the role defaults. refresh_token grant: may only narrow.'),
     mfa_code: z
       .string()
-      .regex(/^\d{6}$/)
-      .describe('password grant: the 6-digit TOTP code; required once two-step verification is enabled.'),
+      .max(64)
+      .describe(
+        'password grant: the 6-digit TOTP code, or an unused recovery code (each works once); required once ' +
+          'two-step verification is enabled.',
+      ),
     client_id: z
       .string()
       .describe(
