@@ -58,6 +58,30 @@ export class RefreshTokenFamily {
     return row && row.familyId === this.familyId ? toStored(row) : undefined;
   }
 
+  /**
+   * Records the first use of a token that is usable now (not revoked, not expired, issued to
+   * `clientId` when given) and answers it as it is then; undefined when the token is not usable or
+   * some use was recorded already (then read it with findByHash). One statement for the common case.
+   */
+  async claimFirstUseIfUsable(
+    tokenHash: string,
+    at: Date,
+    clientId: string | undefined,
+  ): Promise<StoredRefreshToken | undefined> {
+    const [row] = await this.tx.refreshToken.updateManyAndReturn({
+      where: {
+        tokenHash,
+        familyId: this.familyId,
+        firstUsedAt: null,
+        revokedAt: null,
+        expiresAt: { gt: at },
+        ...(clientId ? { clientId } : {}),
+      },
+      data: { firstUsedAt: at },
+    });
+    return row ? toStored(row) : undefined;
+  }
+
   /** Records the first use of a token; false when some use was recorded already. */
   async claimFirstUse(id: string, at: Date): Promise<boolean> {
     const { count } = await this.tx.refreshToken.updateMany({
@@ -87,12 +111,6 @@ export type FamilyLock = 'shared' | 'exclusive';
 @Injectable()
 export class RefreshTokenRepository {
   constructor(private readonly prisma: PrismaService) {}
-
-  /** The family a token belongs to, read without a lock: only to know which family to lock. */
-  async familyOf(tokenHash: string): Promise<string | undefined> {
-    const row = await this.prisma.refreshToken.findUnique({ where: { tokenHash }, select: { familyId: true } });
-    return row?.familyId;
-  }
 
   /** A token by its hash, read without a lock (revocation, introspection). */
   async findByHash(tokenHash: string): Promise<StoredRefreshToken | undefined> {
@@ -151,6 +169,37 @@ export class RefreshTokenRepository {
   /** The first token of a new family (a login); nobody else can know the family yet. */
   async insertFirst(token: NewRefreshToken): Promise<void> {
     await this.prisma.refreshToken.create({ data: toRow(token) });
+  }
+
+  /**
+   * Runs `work` in one transaction holding the lock of the family the token with `tokenHash` belongs
+   * to, found and locked in one statement; undefined (and no lock) when no token has that hash.
+   */
+  inFamilyOfToken<T>(
+    tokenHash: string,
+    lock: FamilyLock,
+    work: (family: RefreshTokenFamily) => Promise<T>,
+  ): Promise<T | undefined> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        // MATERIALIZED: the lock is taken for the one row the hash names, whatever plan Postgres picks.
+        const rows =
+          lock === 'shared'
+            ? await tx.$queryRaw<Array<{ familyId: string }>>`
+              WITH token AS MATERIALIZED (SELECT family_id FROM refresh_tokens WHERE token_hash = ${tokenHash})
+              SELECT family_id::text AS "familyId",
+                     pg_advisory_xact_lock_shared(hashtext('auth:refresh_family'), hashtext(family_id::text))::text AS locked
+              FROM token`
+            : await tx.$queryRaw<Array<{ familyId: string }>>`
+              WITH token AS MATERIALIZED (SELECT family_id FROM refresh_tokens WHERE token_hash = ${tokenHash})
+              SELECT family_id::text AS "familyId",
+                     pg_advisory_xact_lock(hashtext('auth:refresh_family'), hashtext(family_id::text))::text AS locked
+              FROM token`;
+        const familyId = rows[0]?.familyId;
+        return familyId === undefined ? undefined : work(new RefreshTokenFamily(tx, familyId));
+      },
+      { maxWait: 5000, timeout: 10_000 },
+    );
   }
 
   /** Runs `work` in one transaction holding the family's lock. */

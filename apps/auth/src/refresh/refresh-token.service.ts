@@ -78,25 +78,33 @@ export class RefreshTokenService {
 
   async rotate(request: RotateRequest): Promise<Rotated> {
     const tokenHash = hashRefreshToken(request.refreshToken);
-    const familyId = await this.tokens.familyOf(tokenHash);
-    if (!familyId) throw OAuthErrors.badRefreshToken();
     const now = this.clock.now();
 
-    const attempt = await this.tokens.inFamily(familyId, 'shared', async (family): Promise<Attempt> => {
-      const current = await family.findByHash(tokenHash);
-      if (!current || !this.usable(current, now, request.clientId)) return { outcome: 'refused' };
-      // Before anything is written: an unavailable scope leaves the token as it was.
-      const scopes = grantScopes(request.scope, current.scopes);
-      const firstUse = (await family.claimFirstUse(current.id, new Date(now)))
-        ? now
-        : // Someone used it first; their update has committed (ours waited for it), so read it again.
-          ((await family.findByHash(tokenHash))?.firstUsedAt?.getTime() ?? now);
-      if (now - firstUse > this.config.REFRESH_GRACE_SECONDS * 1000) return { outcome: 'reused' };
-      const grant = grantOf(current);
-      const next = this.mint(grant, familyId, current.id);
-      await family.insert(next.row);
-      return { outcome: 'rotated', refreshToken: next.token, grant, scopes };
+    // One transaction: find the family and lock it (one statement), claim the first use of a usable
+    // token (one statement), insert its successor. Only a token used before needs another read.
+    const locked = await this.tokens.inFamilyOfToken(tokenHash, 'shared', async (family) => {
+      const attempt = async (): Promise<Attempt> => {
+        let current = await family.claimFirstUseIfUsable(tokenHash, new Date(now), request.clientId);
+        let firstUse = now;
+        if (!current) {
+          // Not usable, or used before (maybe by a concurrent request whose update has committed: ours
+          // waited for it); read it as it is now.
+          current = await family.findByHash(tokenHash);
+          if (!current || !this.usable(current, now, request.clientId)) return { outcome: 'refused' };
+          firstUse = current.firstUsedAt?.getTime() ?? now;
+        }
+        // An unavailable scope throws, and the transaction's rollback leaves the token as it was.
+        const scopes = grantScopes(request.scope, current.scopes);
+        if (now - firstUse > this.config.REFRESH_GRACE_SECONDS * 1000) return { outcome: 'reused' };
+        const grant = grantOf(current);
+        const next = this.mint(grant, family.familyId, current.id);
+        await family.insert(next.row);
+        return { outcome: 'rotated', refreshToken: next.token, grant, scopes };
+      };
+      return { familyId: family.familyId, attempt: await attempt() };
     });
+    if (!locked) throw OAuthErrors.badRefreshToken();
+    const { familyId, attempt } = locked;
 
     switch (attempt.outcome) {
       case 'rotated':
