@@ -85,6 +85,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       clientIp: '198.51.100.200',
       deviceId: '',
       userAgent: 'jest',
+      deviceToken: '',
       csrfNonce: NONCE,
       csrfToken,
       ...request,

@@ -49,7 +49,7 @@ export class AuthorizationService {
   async authorize(request: authV1.AuthorizeRequest): Promise<authV1.AuthorizeResponse> {
     const parameters = request.parameters ?? emptyParameters();
     const checked = await this.checked(parameters);
-    if (checked.error) return { ...checked.error, code: '', mfaTicket: '' };
+    if (checked.error) return { ...checked.error, code: '', mfaTicket: '', deviceToken: '' };
     const fingerprint = requestFingerprint(parameters);
     if (!this.seals.csrfTokenMatches(request.csrfNonce, fingerprint, request.csrfToken)) {
       throw new DomainError('forbidden', 'The sign-in form is not valid for this browser or request; start again.');
@@ -80,7 +80,7 @@ export class AuthorizationService {
           if (!username || (!ticket && !request.password)) {
             throw new DomainError('invalid_request', 'Enter your e-mail and password.');
           }
-          const user = await this.login.verify(attemptOf(request, username), credential);
+          const { user, deviceToken } = await this.login.verify(attemptOf(request, username), credential);
           const scopes = checked.scopes.filter((scope) => scopesOfRoles(user.roles).includes(scope));
           if (scopes.length === 0) {
             throw new DomainError('invalid_scope', 'The account holds none of the scopes asked for.');
@@ -94,16 +94,24 @@ export class AuthorizationService {
             scopes,
             roles: user.roles,
           });
-          return { code: issued, user };
+          return { code: issued, user, deviceToken };
         },
         ({ user }) => ({ subject: user.id, orgId: user.orgId }),
       );
-      return { ...NO_ERROR, code: code.code, mfaTicket: '' };
+      return { ...NO_ERROR, code: code.code, mfaTicket: '', deviceToken: code.deviceToken };
     } catch (error) {
       const awaiting = userAwaitingMfa(error);
-      if (awaiting) return { ...NO_ERROR, code: '', mfaTicket: this.seals.mfaTicket(username, awaiting, fingerprint) };
+      if (awaiting) {
+        return {
+          ...NO_ERROR,
+          code: '',
+          mfaTicket: this.seals.mfaTicket(username, awaiting, fingerprint),
+          deviceToken: '',
+        };
+      }
       if (error instanceof DomainError && error.code === 'invalid_scope') {
-        return { error: 'invalid_scope', errorDescription: error.detail, errorPage: false, code: '', mfaTicket: '' };
+        const refused = { error: 'invalid_scope', errorDescription: error.detail, errorPage: false };
+        return { ...refused, code: '', mfaTicket: '', deviceToken: '' };
       }
       throw error;
     }

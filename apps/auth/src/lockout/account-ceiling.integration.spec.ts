@@ -72,15 +72,14 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
 
   it('locks out new sources after 100 failures from many IPs, not known IPs or devices, for the hour', async () => {
     const username = 'ada@example.test';
-    // The owner logged in before, from home and with a phone elsewhere.
+    // The owner logged in before, from home and with a phone elsewhere (which kept its device credential).
     expect(
       await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
     ).toBe('ok');
-    expect(
-      await outcomeOf(
-        tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.2', deviceId: 'phone-1' })),
-      ),
-    ).toBe('ok');
+    const phone = await tokens.issue(
+      attempt({ username, password: 'right-password', clientIp: '192.0.2.2', deviceId: 'phone-1' }),
+    );
+    expect(phone.deviceToken).not.toBe('');
 
     const started = await lockouts('account');
     const outcomes = await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
@@ -97,15 +96,23 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect(await outcomeOf(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
     expect(await lockouts('account')).toBe(started + 1); // counted once, when the lock starts
 
-    // The owner's known IP, and the known device from an IP never seen, still get in.
+    // The owner's known IP, and the known device (its credential) from an IP never seen, still get in;
+    // the device id it used to send alone is no longer worth anything.
     expect(
       await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
     ).toBe('ok');
     expect(
       await outcomeOf(
-        tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'phone-1' })),
+        tokens.issue(
+          attempt({ username, password: 'right-password', clientIp: freshIp(), deviceToken: phone.deviceToken }),
+        ),
       ),
     ).toBe('ok');
+    expect(
+      await outcomeOf(
+        tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'phone-1' })),
+      ),
+    ).toBe('login_locked');
 
     const audit = await database.query<{ reason: string; count: string }>(
       "SELECT reason, count(*) FROM login_audit WHERE username = $1 AND outcome = 'failure' GROUP BY reason ORDER BY reason",
@@ -113,7 +120,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     );
     expect(audit).toEqual([
       { reason: 'invalid_grant', count: String(ACCOUNT_MAX_FAILURES) },
-      { reason: 'login_locked_account', count: '2' },
+      { reason: 'login_locked_account', count: '3' },
     ]);
 
     harness.clock.advance(59 * 60 * 1000);
@@ -124,6 +131,42 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
       'ok',
     );
+  });
+
+  it('exempts only a genuine, unexpired device credential issued to this username', async () => {
+    const username = 'mary@example.test';
+    const other = await tokens.issue(attempt({ username: 'joan@example.test', password: 'right-password' }));
+    const own = await tokens.issue(
+      attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'laptop-1' }),
+    );
+    await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
+    const [header, body, signature] = own.deviceToken.split('.');
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const forgedBody = Buffer.from(JSON.stringify({ ...claims, exp: Number(claims.exp) + 10 ** 8 })).toString(
+      'base64url',
+    );
+    const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
+    const presenting = (deviceToken: string, deviceId = '') =>
+      outcomeOf(
+        tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceToken, deviceId })),
+      );
+    for (const invented of [
+      'phone-1',
+      'a.b.c',
+      other.deviceToken, // another user's
+      `${header}.${body}.${flipped}`, // tampered signature
+      `${header}.${forgedBody}.${signature}`, // tampered claims
+      `${Buffer.from('{"alg":"none","typ":"device+jwt"}').toString('base64url')}.${body}.`,
+      own.deviceToken + 'x'.repeat(1024),
+    ]) {
+      expect(await presenting(invented)).toBe('login_locked');
+    }
+    expect(await presenting('', 'laptop-1')).toBe('login_locked');
+    expect(await presenting(own.deviceToken)).toBe('ok');
+    // Each login returns a new credential for the device; the old one lives on until it expires.
+    harness.clock.advance(90 * 24 * 60 * 60 * 1000 + 1000);
+    await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
+    expect(await presenting(own.deviceToken)).toBe('login_locked');
   });
 
   it('counts unknown usernames the same way', async () => {

@@ -10,7 +10,8 @@ export interface AccountBudget {
   windowStartedAt: Date;
 }
 
-export type SourceKind = 'ip' | 'device';
+/** Only IPs now: rows of kind `device` (raw `X-Device-Id` values, before device credentials) are ignored. */
+export type SourceKind = 'ip';
 
 /** `login_account_throttles` (one budget per username) and `known_login_sources` (exempt sources). */
 @Injectable()

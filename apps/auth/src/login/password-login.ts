@@ -19,8 +19,15 @@ export const attemptOf = (request: Omit<LoginAttempt, 'username'>, username: str
   username,
   clientIp: clientKeyOf(request.clientIp),
   deviceId: request.deviceId,
+  deviceToken: request.deviceToken ?? '',
   mfaCode: request.mfaCode,
 });
+
+/** A successful login: the user, and a new device credential for the device it came from. */
+export interface LoginSuccess {
+  user: VerifiedUser;
+  deviceToken: string;
+}
 
 /** The user's password, or a user whose password was already checked in a first step (login page MFA). */
 export type LoginCredential = { password: string } | { passwordCheckedFor: VerifiedUser };
@@ -49,15 +56,16 @@ export const userAwaitingMfa = (error: unknown): VerifiedUser | undefined =>
  *
  * 1. the (username, IP) lockout takes a slot: a locked pair is refused before anything else, without
  *    spending the account's budget;
- * 2. the account-wide ceiling takes a slot (sources that logged in before are exempt);
+ * 2. the account-wide ceiling takes a slot (an IP that logged in before, and a device presenting a
+ *    device credential issued to this username, are exempt);
  * 3. identity checks the password (an unknown e-mail and a wrong password are the same refusal);
  *    a failed attempt keeps the slots it took: that is how failures are counted;
  * 4. only then, so the answer reveals nothing to someone without the password, the account must be
  *    active;
  * 5. MFA: an account with a confirmed factor needs a fresh, right code; a missing or wrong code
  *    keeps the slots too (it counts as a failure and never resets a count);
- * 6. success: the pair is freed, and the source is remembered as the account's own (giving back its
- *    slot of the ceiling).
+ * 6. success: the pair is freed, the IP is remembered as the account's own (the ceiling's slot is
+ *    given back), and the device gets a new device credential.
  */
 @Injectable()
 export class PasswordLogin {
@@ -68,9 +76,9 @@ export class PasswordLogin {
     private readonly mfa: MfaPolicy,
   ) {}
 
-  async verify(attempt: LoginAttempt, credential: LoginCredential): Promise<VerifiedUser> {
+  async verify(attempt: LoginAttempt, credential: LoginCredential): Promise<LoginSuccess> {
     await this.lockout.takeSlot(attempt);
-    await this.ceiling.takeSlot(attempt);
+    const tookSlot = await this.ceiling.takeSlot(attempt);
     const user =
       'password' in credential
         ? await this.identity.verifyPassword(attempt.username, credential.password)
@@ -82,7 +90,7 @@ export class PasswordLogin {
       throw refusal instanceof DomainError && refusal.code === 'mfa_required' ? new MfaPending(refusal, user) : refusal;
     });
     await this.lockout.clear(attempt);
-    await this.ceiling.rememberSource(attempt);
-    return user;
+    const deviceToken = await this.ceiling.rememberSource(attempt, user.id, tookSlot);
+    return { user, deviceToken };
   }
 }

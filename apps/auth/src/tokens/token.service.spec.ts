@@ -74,8 +74,8 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
     clear: (source: LoginSource) => Promise.resolve(void lockoutCalls.push(`clear ${source.username}`)),
   };
   const noCeiling: Pick<AccountCeilingPolicy, 'takeSlot' | 'rememberSource'> = {
-    takeSlot: () => Promise.resolve(),
-    rememberSource: () => Promise.resolve(),
+    takeSlot: () => Promise.resolve(false),
+    rememberSource: () => Promise.resolve(''),
   };
 
   const password = (fields: Partial<TokenRequest> = {}) =>
@@ -129,6 +129,8 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
         tokenType: 'Bearer',
         expiresIn: 7200,
         scope: 'instances:write system:read users:read users:write',
+        // The device credential comes from the ceiling (stubbed here: account-ceiling.integration.spec.ts).
+        deviceToken: '',
       });
       expect(decodeProtectedHeader(set.accessToken)).toEqual({
         alg: 'ES256',

@@ -64,6 +64,7 @@ export class GatewayIdentity {
         clientIp: '',
         deviceId: '',
         userAgent: '',
+        deviceToken: '',
       });
     } catch (error) {
       if (error instanceof DomainError && error.code === 'service_unavailable') throw error;

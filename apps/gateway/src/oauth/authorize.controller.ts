@@ -29,6 +29,13 @@ import {
 
 /** The login page's CSRF cookie: a random nonce; the form carries auth's HMAC of it and the request. */
 export const CSRF_COOKIE = 'oauth_csrf';
+/**
+ * The login page's device cookie: the device credential auth issued at this browser's last sign-in
+ * (signed by auth, bound to the account), which exempts it from the account-wide ceiling.
+ */
+export const DEVICE_COOKIE = 'device_token';
+/** As long as the credential lives (auth's DEVICE_CREDENTIAL_TTL_SECONDS); each sign-in renews both. */
+const DEVICE_COOKIE_MAX_AGE_SECONDS = 90 * 24 * 60 * 60;
 const NONCE = /^[A-Za-z0-9_-]{43}$/;
 const PATH = '/v2/auth/authorize';
 /** No real parameter comes near this; longer ones are refused before they reach auth. */
@@ -219,6 +226,7 @@ export class AuthorizeController {
         clientIp: request.ip,
         deviceId: headerValue(request.headers['x-device-id']).slice(0, 200),
         userAgent: headerValue(request.headers['user-agent']).slice(0, 400),
+        deviceToken: (request.cookies[DEVICE_COOKIE] ?? '').slice(0, MAX_PARAMETER_LENGTH * 2),
       });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
@@ -245,6 +253,15 @@ export class AuthorizeController {
         }),
         authorization.parameters.redirectUri,
       );
+    }
+    if (answer.deviceToken) {
+      void reply.setCookie(DEVICE_COOKIE, answer.deviceToken, {
+        httpOnly: true,
+        secure: true,
+        sameSite: 'lax',
+        path: PATH,
+        maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
+      });
     }
     return this.redirect(reply, authorization, { code: answer.code });
   }

@@ -15,6 +15,14 @@ import { jsonWebKeySet, TokenSet, tokenSet } from './token-set.schema';
 
 const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? '';
 
+/**
+ * The device credential auth issues at a successful password login (a response header: the token set's
+ * fields are fixed by the interface) and the client sends back on later logins.
+ */
+export const DEVICE_TOKEN_HEADER = 'X-Device-Token';
+/** Far above a genuine credential: a longer value is no credential (auth refuses it anyway). */
+export const MAX_DEVICE_TOKEN_LENGTH = 2048;
+
 @ApiTags('tokens')
 @Controller('v2/auth')
 export class TokenController {
@@ -38,9 +46,20 @@ export class TokenController {
       '(403 `mfa_required`). Errors also carry RFC 6749 `error` and `error_description`.',
   })
   @ApiHeader({ name: 'X-Device-Id', required: false, description: 'Device fingerprint, recorded in the login audit.' })
+  @ApiHeader({
+    name: DEVICE_TOKEN_HEADER,
+    required: false,
+    description:
+      'The device credential a successful password login of this account returned (the response header of ' +
+      'the same name): the device is then exempt from the account-wide ceiling on failed logins.',
+  })
   @ApiJsonBody(tokenRequest, { formEncoded: true })
   @ApiJsonResponse(200, 'The token set.', tokenSet, {
     'Cache-Control': header('`no-store` (RFC 6749 §5.1)'),
+    [DEVICE_TOKEN_HEADER]: header(
+      'Password grant only: a device credential for this account (90 days), to send back as the request ' +
+        'header of the same name on later logins.',
+    ),
   })
   @ApiProblems(
     'malformed_body',
@@ -75,8 +94,10 @@ export class TokenController {
       clientIp: clientAddress(request),
       deviceId: headerValue(request.headers['x-device-id']).slice(0, 200),
       userAgent: headerValue(request.headers['user-agent']).slice(0, 400),
+      deviceToken: headerValue(request.headers['x-device-token']).slice(0, MAX_DEVICE_TOKEN_LENGTH),
     });
     void reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+    if (issued.deviceToken) void reply.header(DEVICE_TOKEN_HEADER, issued.deviceToken);
     return {
       access_token: issued.accessToken,
       ...(issued.refreshToken ? { refresh_token: issued.refreshToken } : {}),

@@ -19,6 +19,8 @@ export interface TokenRequest {
   clientIp: string;
   deviceId: string;
   userAgent: string;
+  /** The device credential the client presented (X-Device-Token), or empty/absent. */
+  deviceToken?: string;
 }
 
 /** The token set of interface §2.2. */
@@ -29,6 +31,8 @@ export interface TokenSet {
   tokenType: 'Bearer';
   expiresIn: number;
   scope: string;
+  /** A password login's new device credential (X-Device-Token); empty for other grants. */
+  deviceToken: string;
 }
 
 /** One OAuth grant type. */
@@ -37,12 +41,13 @@ export interface Grant {
   issue(request: TokenRequest): Promise<TokenSet>;
 }
 
-export const tokenSet = (access: IssuedAccessToken, refreshToken = ''): TokenSet => ({
+export const tokenSet = (access: IssuedAccessToken, refreshToken = '', deviceToken = ''): TokenSet => ({
   accessToken: access.token,
   refreshToken,
   tokenType: 'Bearer',
   expiresIn: access.expiresIn,
   scope: access.scope,
+  deviceToken,
 });
 
 /** The value of a parameter the grant cannot do without. */

@@ -34,7 +34,7 @@ export class PasswordGrant implements Grant {
     const username = required(request, 'username', 'username').trim().toLowerCase();
     const password = required(request, 'password', 'password');
     const client = await this.client(request);
-    const user = await this.login.verify(attemptOf(request, username), { password });
+    const { user, deviceToken } = await this.login.verify(attemptOf(request, username), { password });
     const userScopes = scopesOfRoles(user.roles);
     const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
     const scopes = grantScopes(request.scope, allowed);
@@ -44,7 +44,7 @@ export class PasswordGrant implements Grant {
     const origin = { ip: request.clientIp, deviceId: request.deviceId, userAgent: request.userAgent };
     const refreshToken = await this.refreshTokens.issue(grant, sessionId, origin);
     const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant, sessionId });
-    return tokenSet(access, refreshToken);
+    return tokenSet(access, refreshToken, deviceToken);
   }
 
   /**

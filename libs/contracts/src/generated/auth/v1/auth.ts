@@ -29,6 +29,11 @@ export interface IssueTokenRequest {
   code: string;
   redirectUri: string;
   codeVerifier: string;
+  /**
+   * The device credential the client presented (X-Device-Token): exempts it from the account-wide
+   * ceiling when it is genuine, unexpired and was issued to this username. Gateway only, like client_ip.
+   */
+  deviceToken: string;
 }
 
 export interface IssueTokenResponse {
@@ -38,6 +43,8 @@ export interface IssueTokenResponse {
   tokenType: string;
   expiresIn: number;
   scope: string;
+  /** A successful password login's new device credential (the gateway's X-Device-Token); else empty. */
+  deviceToken: string;
 }
 
 export interface GetJwksRequest {
@@ -161,6 +168,8 @@ export interface AuthorizeRequest {
   clientIp: string;
   deviceId: string;
   userAgent: string;
+  /** The login page's device cookie, as IssueTokenRequest.device_token. */
+  deviceToken: string;
 }
 
 export interface AuthorizeResponse {
@@ -177,6 +186,8 @@ export interface AuthorizeResponse {
    * (valid 5 minutes, for this authorization request only).
    */
   mfaTicket: string;
+  /** With a code: the sign-in's new device credential, for the login page's device cookie. */
+  deviceToken: string;
 }
 
 export interface RevokeTokenRequest {
