@@ -1,19 +1,21 @@
-import { Client, connectivityState } from '@grpc/grpc-js';
+import { Client, connectivityState, Metadata, ServiceError } from '@grpc/grpc-js';
 import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { ClientGrpc, ClientsModule } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
 
 import { AUTHORIZATION_METADATA_KEY } from './caller.guard';
-import { deadline, outgoingMetadata, unary } from './client-call';
+import { deadline, outgoingMetadata } from './client-call';
+import { grpcFailureToDomainError } from './error-mapping';
 import { grpcClientOptions } from './proto';
 import { GrpcServiceContract } from './services';
 
-/** Nest's generated client methods pass the extra call options argument through to grpc-js. */
-type Method<Req, Res> = (
-  request: Req,
-  metadata: ReturnType<typeof outgoingMetadata>,
+/** A grpc-js client's unary method, called directly (no Observable per call). */
+type UnaryMethod = (
+  request: unknown,
+  metadata: Metadata,
   options: ReturnType<typeof deadline>,
-) => Observable<Res>;
+  callback: (error: ServiceError | null, response?: unknown) => void,
+) => unknown;
 
 export type RequestOf<M> = M extends (request: infer Req, ...rest: never[]) => Observable<unknown> ? Req : never;
 export type ResponseOf<M> = M extends (...args: never[]) => Observable<infer Res> ? Res : never;
@@ -34,7 +36,7 @@ export interface CallOptions {
  * (Probes and CLIs, which run outside Nest, use `createRawClient` / `callRaw`.)
  */
 export class GrpcClient<Service extends object> {
-  private service?: Service;
+  private grpcClient?: Client;
 
   constructor(
     /** The service's name in errors ("the identity service is unavailable"). */
@@ -49,14 +51,24 @@ export class GrpcClient<Service extends object> {
     request: RequestOf<Service[Name]>,
     options: CallOptions = {},
   ): Promise<ResponseOf<Service[Name]>> {
-    this.service ??= this.client.getService<Service>(this.serviceName);
-    const method = (this.service[name] as Method<RequestOf<Service[Name]>, ResponseOf<Service[Name]>>).bind(
-      this.service,
-    );
+    const client = this.raw();
+    const method = (client as unknown as Record<string, UnaryMethod>)[name as string];
     const metadata = outgoingMetadata(
       options.accessToken ? { [AUTHORIZATION_METADATA_KEY]: `Bearer ${options.accessToken}` } : {},
     );
-    return unary(this.name, () => method(request, metadata, deadline(options.deadlineMs ?? this.deadlineMs)));
+    // The grpc-js method itself, as Nest's proxy would call it, without an Observable per call.
+    return new Promise((resolve, reject) => {
+      method.call(client, request, metadata, deadline(options.deadlineMs ?? this.deadlineMs), (error, response) => {
+        if (!error) return resolve(response as ResponseOf<Service[Name]>);
+        reject(grpcFailureToDomainError(error, this.name));
+      });
+    });
+  }
+
+  /** The grpc-js client of the service (Nest's, created on first use). */
+  private raw(): Client {
+    this.grpcClient ??= this.client.getClientByServiceName<Client>(this.serviceName);
+    return this.grpcClient;
   }
 
   /**
@@ -64,8 +76,7 @@ export class GrpcClient<Service extends object> {
    * service that went away (GOAWAY on a graceful stop, a closed socket on a crash) is `false` at once.
    */
   connected(): boolean {
-    const client = this.client.getClientByServiceName<Client>(this.serviceName);
-    return client.getChannel().getConnectivityState(false) === connectivityState.READY;
+    return this.raw().getChannel().getConnectivityState(false) === connectivityState.READY;
   }
 }
 

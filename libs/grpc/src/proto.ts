@@ -87,6 +87,8 @@ export function grpcClientOptions(settings: GrpcServerSettings): GrpcOptions {
         'grpc.initial_reconnect_backoff_ms': 200,
         'grpc.max_reconnect_backoff_ms': 2000,
         'grpc.keepalive_time_ms': 30_000,
+        // No message compression (grpc-js's default, stated): small messages on a local network.
+        'grpc.default_compression_algorithm': 0,
         ...channelOptions,
       },
     },

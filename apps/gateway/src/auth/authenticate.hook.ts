@@ -26,6 +26,9 @@ export class AuthenticateHook {
   constructor(private readonly strategy: AccessTokenStrategy) {}
 
   handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // No header: the strategy would fail() without a challenge, which leaves nothing on the request.
+    // Health checks and token requests skip passport altogether.
+    if (request.headers.authorization === undefined) return Promise.resolve();
     const outcome = request as FastifyRequest & Authentication;
     return new Promise((resolve) => {
       const done = (error: unknown, caller?: Caller | false, info?: unknown) => {

@@ -25,6 +25,8 @@ export const GATEWAY_REDIS = Symbol('GATEWAY_REDIS');
         const redis = new Redis(config.REDIS_URL, {
           keyPrefix: config.REDIS_KEY_PREFIX,
           enableOfflineQueue: false,
+          // Concurrent requests' bucket decisions and counts go to Redis in one write per event-loop turn.
+          enableAutoPipelining: true,
           maxRetriesPerRequest: 0,
           commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
           connectTimeout: 1000,
