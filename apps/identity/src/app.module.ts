@@ -5,6 +5,7 @@ import { Registry } from 'prom-client';
 
 import { ActivationModule } from './activation/activation.module';
 import { IDENTITY_CONFIG, IdentityConfig } from './config';
+import { CredentialsModule } from './credentials/credentials.module';
 import { PasswordsModule } from './passwords/passwords.module';
 import { PrismaModule } from './prisma/prisma.module';
 import { IdentityDatabaseReadiness } from './prisma/prisma.service';
@@ -27,6 +28,7 @@ export class AppModule {
         ClockModule,
         UsersModule,
         PasswordsModule,
+        CredentialsModule,
         ActivationModule,
       ],
     };

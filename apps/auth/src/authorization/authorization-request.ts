@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 
 import { authV1 } from '@acct/contracts';
 
+import { S256_CHALLENGE } from '../authorization-codes/pkce';
 import { OAuthClient } from '../clients/client.repository';
 import { AUTHORIZATION_CODE } from '../clients/client.service';
 import { redirectUriRegistered } from '../clients/redirect-uri';
-import { S256_CHALLENGE } from './pkce';
 
 export type AuthorizationParameters = authV1.AuthorizationParameters;
 

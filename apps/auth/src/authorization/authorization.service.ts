@@ -3,13 +3,13 @@ import { authV1 } from '@acct/contracts';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
+import { AuthorizationCodes } from '../authorization-codes/authorization-codes';
 import { OAuthClient } from '../clients/client.repository';
 import { ClientService } from '../clients/client.service';
 import { attemptOf, LoginCredential, PasswordLogin, userAwaitingMfa } from '../login/password-login';
 import { AUTHORIZE } from '../metrics/auth-metrics';
 import { grantScopes } from '../oauth/scope';
 import { TokenService } from '../tokens/token.service';
-import { AuthorizationCodes } from './authorization-codes';
 import {
   AuthorizationError,
   AuthorizationParameters,

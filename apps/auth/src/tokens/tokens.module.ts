@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 
 import { AuditModule } from '../audit/audit.module';
-import { AuthorizationCodesModule } from '../authorization/authorization-codes.module';
+import { AuthorizationCodesModule } from '../authorization-codes/authorization-codes.module';
 import { CallersModule } from '../callers/callers.module';
 import { OAuthClientsModule } from '../clients/clients.module';
 import { LoginModule } from '../login/login.module';

@@ -10,6 +10,12 @@ import { sendProblem } from './problem';
 export type LimitRequest = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /**
+ * The provider of the `LimitRequest` the problem filter runs for a request Fastify answered without
+ * its hooks: rate-limits/ provides it (the rate-limit hook), so http/ needs no feature folder.
+ */
+export const LIMIT_REQUEST = Symbol('LIMIT_REQUEST');
+
+/**
  * Fastify answers a few requests before any route, hook or filter runs: a path that is not valid
  * percent-encoding and a path parameter longer than the router keeps. Both name no resource, so they
  * are `404 not_found` problem documents like any other unknown path (contract §1). They still count

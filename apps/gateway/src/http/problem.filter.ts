@@ -3,8 +3,8 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-import { RateLimitHook } from '../rate-limits/rate-limit.hook';
 import { fastifyErrorToDomainError } from './fastify-errors';
+import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
 import { sendProblem } from './problem';
 import { RouteTable } from './route-table';
 
@@ -32,7 +32,7 @@ export class ProblemFilter implements ExceptionFilter {
     // in the `default` group and carries the rate-limit headers; the limiter may answer 429 itself.
     if (!reply.hasHeader('X-RateLimit-Limit')) {
       try {
-        await this.moduleRef.get(RateLimitHook, { strict: false }).handle(request, reply);
+        await this.moduleRef.get<LimitRequest>(LIMIT_REQUEST, { strict: false })(request, reply);
       } catch {
         // No limiter here (or it failed): the problem is still sent.
       }

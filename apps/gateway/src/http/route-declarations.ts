@@ -4,7 +4,12 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 
 import { PUBLIC_ROUTE, REQUIRED_SCOPE } from '../auth/access.decorators';
-import { RATE_LIMIT_GROUP } from '../rate-limits/rate-limited.decorator';
+
+/**
+ * The metadata key of a route's rate-limit group, written by `@RateLimited` (rate-limits/) and read
+ * here: it lives in this lower layer so that reading a route's declarations needs no feature folder.
+ */
+export const RATE_LIMIT_GROUP = 'acct:rate-limit-group';
 
 /** What a controller route declares about itself: who may call it and which bucket it counts in. */
 export interface RouteDeclaration {

@@ -2,14 +2,14 @@ import type { RateLimitGroup } from '@acct/limits';
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 
+import { RATE_LIMIT_GROUP } from '../http/route-declarations';
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The endpoint group (contract §2) the route's requests are counted in: see `@RateLimited`. */
     rateLimitGroup?: RateLimitGroup;
   }
 }
-
-export const RATE_LIMIT_GROUP = 'acct:rate-limit-group';
 
 /**
  * The endpoint group (contract §2) whose bucket a route's requests take a token from. Every route

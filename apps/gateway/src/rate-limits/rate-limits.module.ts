@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { Counter, Registry } from 'prom-client';
 
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { LIMIT_REQUEST, LimitRequest } from '../http/framework-errors';
 import { ApiUsageCounter } from './api-usage';
 import { API_USAGE, RATE_LIMITER, RateLimitHook } from './rate-limit.hook';
 import { RateLimiter } from './rate-limiter';
@@ -54,6 +55,14 @@ export const GATEWAY_REDIS = Symbol('GATEWAY_REDIS');
     { provide: API_USAGE, inject: [GATEWAY_REDIS], useFactory: (redis: Redis) => new ApiUsageCounter(redis) },
     TierCache,
     RateLimitHook,
+    {
+      provide: LIMIT_REQUEST,
+      inject: [RateLimitHook],
+      useFactory:
+        (hook: RateLimitHook): LimitRequest =>
+        (request, reply) =>
+          hook.handle(request, reply),
+    },
   ],
   exports: [RateLimitHook, TierCache],
 })

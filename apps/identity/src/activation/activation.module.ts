@@ -1,16 +1,17 @@
 import { Module } from '@nestjs/common';
 
+import { CredentialsModule } from '../credentials/credentials.module';
 import { OutboxModule } from '../outbox/outbox.module';
+import { PasswordSetTokensRepository } from '../password-set-tokens/password-set-tokens.repository';
 import { PasswordsModule } from '../passwords/passwords.module';
 import { PrismaModule } from '../prisma/prisma.module';
 import { UsersModule } from '../users/users.module';
 import { PasswordSetGrpcController } from './password-set.grpc-controller';
 import { PasswordSetService } from './password-set.service';
-import { PasswordSetTokensRepository } from './password-set-tokens.repository';
 
 /** Activation and password reset: one-time password:set tokens. */
 @Module({
-  imports: [PrismaModule, UsersModule, PasswordsModule, OutboxModule],
+  imports: [PrismaModule, UsersModule, PasswordsModule, CredentialsModule, OutboxModule],
   controllers: [PasswordSetGrpcController],
   providers: [PasswordSetService, PasswordSetTokensRepository],
 })

@@ -6,16 +6,16 @@ import { PASSWORD_RESET_REQUESTED, USER_ACTIVATED, USER_PASSWORD_CHANGED } from 
 import { DomainError, validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
+import { CredentialsRepository } from '../credentials/credentials.repository';
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxRepository } from '../outbox/outbox.repository';
-import { CredentialsRepository } from '../passwords/credentials.repository';
+import { PasswordSetTokensRepository } from '../password-set-tokens/password-set-tokens.repository';
 import { passwordChanged } from '../passwords/password-changed';
 import { PasswordHasher } from '../passwords/password-hasher';
 import { passwordProblem } from '../passwords/password-policy';
 import { Transactions } from '../prisma/transactions';
 import { toUserMessage } from '../users/user';
 import { UsersRepository } from '../users/users.repository';
-import { PasswordSetTokensRepository } from './password-set-tokens.repository';
 
 const invalidToken = () =>
   new DomainError('unauthenticated', 'The link is invalid, expired or already used.', {

@@ -1,16 +1,10 @@
 import { Module } from '@nestjs/common';
 
-import { PrismaModule } from '../prisma/prisma.module';
-import { CredentialsRepository } from './credentials.repository';
 import { PasswordHasher } from './password-hasher';
-import { PasswordsGrpcController } from './passwords.grpc-controller';
-import { VerifyPasswordService } from './verify-password.service';
 
-/** Password hashing and login checks (VerifyPassword). */
+/** Password hashing (argon2id); the password rules and events beside it are plain functions. */
 @Module({
-  imports: [PrismaModule],
-  controllers: [PasswordsGrpcController],
-  providers: [PasswordHasher, CredentialsRepository, VerifyPasswordService],
-  exports: [PasswordHasher, CredentialsRepository],
+  providers: [PasswordHasher],
+  exports: [PasswordHasher],
 })
 export class PasswordsModule {}

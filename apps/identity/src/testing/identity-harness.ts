@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 
 import { createBootstrapService } from '../bootstrap/bootstrap.command';
 import { IDENTITY_CONFIG, IdentityConfig, loadIdentityConfig } from '../config';
+import { CredentialsModule } from '../credentials/credentials.module';
 import { PasswordsModule } from '../passwords/passwords.module';
 import { PrismaService } from '../prisma/prisma.service';
 import { UsersModule } from '../users/users.module';
@@ -50,7 +51,7 @@ export class IdentityHarness {
     const clock = new FakeClock();
     try {
       const module = await Test.createTestingModule({
-        imports: [SpecCoreModule.forRoot(config, clock), UsersModule, PasswordsModule],
+        imports: [SpecCoreModule.forRoot(config, clock), UsersModule, PasswordsModule, CredentialsModule],
       })
         .setLogger({ log: () => undefined, warn: () => undefined, error: () => undefined })
         .compile();

@@ -7,7 +7,6 @@ import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 
-import { PasswordSetTokensRepository } from '../activation/password-set-tokens.repository';
 import { fingerprintOf } from '../idempotency/fingerprint';
 import { KeyScope } from '../idempotency/idempotency.repository';
 import { Claim, IdempotencyService, NO_CLAIM, OutcomeCodec } from '../idempotency/idempotency.service';
@@ -16,6 +15,7 @@ import { OrgRecord } from '../orgs/org';
 import { OrgsRepository } from '../orgs/orgs.repository';
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxRepository } from '../outbox/outbox.repository';
+import { PasswordSetTokensRepository } from '../password-set-tokens/password-set-tokens.repository';
 import { PasswordHasher } from '../passwords/password-hasher';
 import { Transactions } from '../prisma/transactions';
 import { UsersQuota } from '../quota/users-quota';

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 
-import { PasswordSetTokensRepository } from '../activation/password-set-tokens.repository';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OrgsModule } from '../orgs/orgs.module';
 import { OutboxModule } from '../outbox/outbox.module';
+import { PasswordSetTokensRepository } from '../password-set-tokens/password-set-tokens.repository';
 import { PasswordsModule } from '../passwords/passwords.module';
 import { PrismaModule } from '../prisma/prisma.module';
 import { QuotaModule } from '../quota/quota.module';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-import { AuthorizationCodes } from '../../authorization/authorization-codes';
+import { AuthorizationCodes } from '../../authorization-codes/authorization-codes';
 import { AUTHORIZATION_CODE, ClientService, REFRESH_TOKEN } from '../../clients/client.service';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';

@@ -7,7 +7,7 @@ import { GrpcMethod } from '@nestjs/microservices';
 import { VerifyPasswordService } from './verify-password.service';
 
 @Controller()
-export class PasswordsGrpcController implements Pick<
+export class CredentialsGrpcController implements Pick<
   identityV1.IdentityServiceController,
   'verifyPassword' | 'resolveLoginKey'
 > {

@@ -3,9 +3,9 @@ import { requireScope } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
 import { Injectable } from '@nestjs/common';
 
+import { PasswordHasher } from '../passwords/password-hasher';
 import { toUserMessage } from '../users/user';
 import { CredentialsRepository, loginNameOf } from './credentials.repository';
-import { PasswordHasher } from './password-hasher';
 
 /**
  * Checks a login for the auth service (scope `internal:identity`). The username is an e-mail or a
