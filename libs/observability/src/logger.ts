@@ -23,6 +23,13 @@ export const REDACTED_PATHS = [
   'headers.authorization',
   'req.headers.authorization',
   'req.headers.cookie',
+  // Device credentials (the ceiling's exemption): as a request or response field and as a header.
+  'deviceToken',
+  'device_token',
+  '*.deviceToken',
+  '*.device_token',
+  'headers["x-device-token"]',
+  'req.headers["x-device-token"]',
 ];
 
 /** JSON logs, one line an event, every line tagged with the service and the current request id. */

@@ -1,0 +1,38 @@
+import { Writable } from 'node:stream';
+
+import { createLogger } from './logger';
+
+/** The JSON lines a logger writes. */
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger('test', 'info', destination) };
+}
+
+describe('createLogger', () => {
+  it('never writes a secret, a token or a device credential, however it is named', () => {
+    const { lines, logger } = capture();
+    logger.info(
+      {
+        password: 'p',
+        deviceToken: 'd1',
+        device_token: 'd2',
+        request: { deviceToken: 'd3', client_secret: 's', username: 'ada@example.test' },
+        req: { headers: { authorization: 'Bearer t', 'x-device-token': 'd4', 'user-agent': 'jest' } },
+      },
+      'a request',
+    );
+    const text = JSON.stringify(lines);
+    for (const secret of ['"p"', 'd1', 'd2', 'd3', '"s"', 'Bearer t', 'd4']) expect(text).not.toContain(secret);
+    expect(lines[0]).toMatchObject({
+      message: 'a request',
+      request: { username: 'ada@example.test' },
+      req: { headers: { 'user-agent': 'jest' } },
+    });
+  });
+});
