@@ -156,7 +156,9 @@ export class AuthorizeController {
     description:
       'application/x-www-form-urlencoded: the authorization request, `csrf_token` (with the page’s cookie), ' +
       '`username` and `password`, or `mfa_ticket` and `mfa_code` for the second step. Same rate limit, ' +
-      'lockout, ceiling and audit as `POST /v2/auth/token`.',
+      'lockout, ceiling and audit as `POST /v2/auth/token`. A sign-in sets the device cookie `device_token` ' +
+      '(HttpOnly, Secure, SameSite=Lax, 90 days): the browser’s device credential, which exempts it from the ' +
+      'account-wide ceiling on failed logins.',
   })
   @ApiProduces('text/html')
   @ApiResponse({
