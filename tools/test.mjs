@@ -38,6 +38,8 @@ run(process.execPath, ['tools/prisma.mjs', 'check']);
 if (!quick) {
   step('lint');
   run(bin('eslint'), ['--max-warnings', '0', '.']);
+  step('lint: no import cycles between the feature folders of an app');
+  run(process.execPath, ['tools/lint/folder-cycles.mjs']);
   step('types');
   run(bin('tsc'), ['-p', 'tsconfig.json']);
   step('formatting');

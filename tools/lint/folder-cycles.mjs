@@ -1,7 +1,8 @@
 // Folder import cycles inside an app: `apps/<app>/src/<folder>/…` importing `../<other>/…` makes an
 // edge folder → other; a cycle of such edges (tokens/ → lockout/ → tokens/) is reported
-// (run it: it exits 1 and names each cycle). Specs and test-support are left out: tests
-// may drive a feature through the one that uses it. `node tools/lint/folder-cycles.mjs` lists cycles.
+// and fails lint (`npm run lint`, `npm test`): it exits 1 and names each cycle. Specs and test-support
+// are left out: tests may drive a feature through the one that uses it. Run it:
+// `node tools/lint/folder-cycles.mjs [project folder…]` (default: every app).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -68,13 +69,24 @@ export function folderCycles(srcDir) {
   return cycles;
 }
 
+/** `apps/<app>` (or any project folder) whose `src/` is checked; none for a folder without one. */
+export function cyclesOfProject(projectDir) {
+  const srcDir = path.resolve(projectDir, 'src');
+  return fs.existsSync(srcDir) ? folderCycles(srcDir) : [];
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
+  // Project folders to check (the nx lint target passes its own); by default every app of this repository.
   const root = path.resolve(import.meta.dirname, '../..');
+  const given = process.argv.slice(2);
+  const projects =
+    given.length > 0 ? given : fs.readdirSync(path.join(root, 'apps')).map((app) => path.join(root, 'apps', app));
   let failed = false;
-  for (const app of fs.readdirSync(path.join(root, 'apps'))) {
-    for (const cycle of folderCycles(path.join(root, 'apps', app, 'src'))) {
+  for (const project of projects) {
+    for (const cycle of cyclesOfProject(project)) {
       failed = true;
-      console.log(`apps/${app}/src: ${cycle.map((folder) => `${folder}/`).join(' → ')}`);
+      const srcDir = path.relative(process.cwd(), path.resolve(project, 'src')) || '.';
+      console.log(`${srcDir}: folder import cycle ${cycle.map((folder) => `${folder}/`).join(' → ')}`);
     }
   }
   process.exit(failed ? 1 : 0);
