@@ -18,8 +18,8 @@ const WITHIN_MS = 1000;
 /**
  * Issue 12 items 5–6 through real processes: two gateways (each with its own in-memory revocation
  * set) in front of one auth, identity and platform, on a Redis of the test's own (stopped below).
- * A revocation made over gRPC, or by a password change (identity's outbox event, consumed by auth),
- * is refused by both gateways within 1 s.
+ * A revocation made over gRPC, or by a password change, an admin's disable or delete (contract §7;
+ * identity's outbox events, consumed by auth), is refused by both gateways within 1 s.
  */
 describe('token revocation across two gateways', () => {
   let redis: DedicatedServer;
@@ -30,11 +30,13 @@ describe('token revocation across two gateways', () => {
   let ip = 0;
   const nextIp = () => `198.51.100.${(ip += 1)}`;
 
-  const login = async (password = 'admin-pass-1'): Promise<Tokens> => {
-    const { status, body } = await request<Tokens>(`${gateways[0]}/v2/auth/token`, {
-      body: { grant_type: 'password', username: 'admin@revoke.test', password },
+  const passwordGrant = (username: string, password: string) =>
+    request<Tokens & { error?: string; code?: string }>(`${gateways[0]}/v2/auth/token`, {
+      body: { grant_type: 'password', username, password },
       headers: { 'x-forwarded-for': nextIp() },
     });
+  const login = async (password = 'admin-pass-1', username = 'admin@revoke.test'): Promise<Tokens> => {
+    const { status, body } = await passwordGrant(username, password);
     expect(status).toBe(200);
     return body;
   };
@@ -96,6 +98,62 @@ describe('token revocation across two gateways', () => {
     await refusedEverywhereWithin(session.access_token);
     const next = await refresh(session.refresh_token);
     expect(next.status).toBe(200);
+  });
+
+  /** An active member of the org with a password (the admin's own calls at the first gateway). */
+  const activeMember = async (adminToken: string, label: string) => {
+    const call = (path: string, body: unknown, token = adminToken) =>
+      request<{ id?: string; token?: string }>(`${gateways[0]}${path}`, {
+        token,
+        body,
+        headers: { 'x-forwarded-for': nextIp() },
+      });
+    const email = `${label}-${Date.now()}@revoke.test`;
+    const created = await call('/v2/users', { email, display_name: 'Member', roles: ['member'] });
+    expect(created.status).toBe(201);
+    const reset = await call(`/v2/users/${created.body.id}/reset-password`, { send_email: false });
+    expect(reset.status).toBe(200);
+    expect((await call('/v2/users/me/password', { password: 'member-pass-1' }, reset.body.token)).status).toBe(200);
+    return { id: created.body.id!, email };
+  };
+  const adminAction = (adminToken: string, method: 'POST' | 'DELETE', path: string) =>
+    request(`${gateways[1]}${path}`, { method, token: adminToken, headers: { 'x-forwarded-for': nextIp() } });
+
+  it('ends a disabled user’s sessions at both gateways within 1 s; enabling lets it sign in again, not revive them', async () => {
+    const admin = (await login()).access_token;
+    const member = await activeMember(admin, 'disabled');
+    const [first, second] = [await login('member-pass-1', member.email), await login('member-pass-1', member.email)];
+    await acceptedEverywhere(first.access_token);
+
+    expect((await adminAction(admin, 'POST', `/v2/users/${member.id}/disable`)).status).toBe(200);
+    await Promise.all([refusedEverywhereWithin(first.access_token), refusedEverywhereWithin(second.access_token)]);
+    for (const session of [first, second])
+      expect((await refresh(session.refresh_token)).body.error).toBe('invalid_grant');
+    const refused = await passwordGrant(member.email, 'member-pass-1');
+    expect([refused.status, refused.body.error, refused.body.code]).toEqual([400, 'invalid_grant', 'account_disabled']);
+    // The admin's own session is not the member's: unaffected.
+    await acceptedEverywhere(admin);
+
+    expect((await adminAction(admin, 'POST', `/v2/users/${member.id}/enable`)).status).toBe(200);
+    const again = await login('member-pass-1', member.email);
+    await acceptedEverywhere(again.access_token);
+    for (const gateway of gateways) expect(await statusAt(gateway, first.access_token)).toBe(401);
+    expect((await refresh(first.refresh_token)).body.error).toBe('invalid_grant');
+    expect((await refresh(again.refresh_token)).status).toBe(200);
+  });
+
+  it('ends a deleted user’s sessions at both gateways within 1 s, and its login is refused like an unknown one', async () => {
+    const admin = (await login()).access_token;
+    const member = await activeMember(admin, 'deleted');
+    const session = await login('member-pass-1', member.email);
+    await acceptedEverywhere(session.access_token);
+
+    expect((await adminAction(admin, 'DELETE', `/v2/users/${member.id}`)).status).toBe(204);
+    await refusedEverywhereWithin(session.access_token);
+    expect((await refresh(session.refresh_token)).body.error).toBe('invalid_grant');
+    const refused = await passwordGrant(member.email, 'member-pass-1');
+    expect([refused.status, refused.body.error, refused.body.code]).toEqual([400, 'invalid_grant', 'invalid_grant']);
+    await acceptedEverywhere(admin);
   });
 
   it('ends every earlier session when the password is set: refresh and access tokens, at both gateways within 1 s', async () => {
