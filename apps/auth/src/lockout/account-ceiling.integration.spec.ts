@@ -9,6 +9,7 @@ import { createTestDatabase, TestDatabase } from '../test-support/test-database'
 import { TokenRequest } from '../tokens/grants/grant';
 import { TokenService } from '../tokens/token.service';
 import { ACCOUNT_MAX_FAILURES } from './account-ceiling.policy';
+import { KnownSourcePruner } from './known-source-pruner';
 
 const USER: VerifiedUser = {
   id: '1a0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
@@ -32,6 +33,8 @@ const attempt = (fields: Partial<TokenRequest>): TokenRequest =>
   passwordLogin({ username: USER.email, password: 'wrong', clientIp: '198.51.100.1', ...fields });
 
 /** The n-th of many attacker IPs (10.x.y.z). */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 const ipNumber = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 
 describe('account-wide login ceiling (real Postgres, injected clock)', () => {
@@ -167,6 +170,60 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     harness.clock.advance(90 * 24 * 60 * 60 * 1000 + 1000);
     await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
     expect(await presenting(own.deviceToken)).toBe('login_locked');
+  });
+
+  it('exempts a known IP for 90 days after its last success, each success starting them again, then deletes it', async () => {
+    const username = 'hedy@example.test';
+    const home = freshIp();
+    const fromHome = () => outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: home })));
+    const sourcesOf = (name: string) =>
+      database.query<{ kind: string; value: string }>(
+        'SELECT kind, value FROM known_login_sources WHERE username = $1 ORDER BY kind, value',
+        [name],
+      );
+    expect(await fromHome()).toBe('ok');
+    harness.clock.advance(89 * DAY_MS);
+    expect(await fromHome()).toBe('ok'); // the 90 days start again
+    harness.clock.advance(89 * DAY_MS);
+    await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
+    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
+      'login_locked',
+    );
+    expect(await fromHome()).toBe('ok'); // 89 days since its last success: still the owner's
+    expect(await sourcesOf(username)).toEqual([{ kind: 'ip', value: home }]);
+
+    // 90 days without a success from it: no longer exempt (a new budget, spent again), and deleted.
+    harness.clock.advance(90 * DAY_MS + 1000);
+    const fresh = 'rosalind@example.test';
+    expect(
+      await outcomeOf(tokens.issue(attempt({ username: fresh, password: 'right-password', clientIp: home }))),
+    ).toBe('ok');
+    await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
+    expect(await fromHome()).toBe('login_locked');
+    expect(await harness.get(KnownSourcePruner).prune()).toBeGreaterThanOrEqual(1);
+    expect(await sourcesOf(username)).toEqual([]);
+    expect(await sourcesOf(fresh)).toEqual([{ kind: 'ip', value: home }]); // seen within the 90 days: kept
+  });
+
+  it('deletes an account’s rows of kind device and its expired IPs at its next successful login', async () => {
+    const username = 'barbara@example.test';
+    const [old, current] = [freshIp(), freshIp()];
+    const now = harness.clock.now();
+    await database.query(
+      `INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at) VALUES
+         ($1, 'device', 'phone-1', $2, $2), ($1, 'ip', $3, $4, $4), ($5, 'device', 'phone-2', $2, $2)`,
+      [username, new Date(now - DAY_MS), old, new Date(now - 91 * DAY_MS), 'someone@example.test'],
+    );
+    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: current })))).toBe(
+      'ok',
+    );
+    expect(await database.query('SELECT kind, value FROM known_login_sources WHERE username = $1', [username])).toEqual(
+      [{ kind: 'ip', value: current }],
+    );
+    // Another account's row waits for its own login, or for the expiry.
+    expect(
+      await database.query('SELECT kind FROM known_login_sources WHERE username = $1', ['someone@example.test']),
+    ).toEqual([{ kind: 'device' }]);
   });
 
   it('counts unknown usernames the same way', async () => {

@@ -10,6 +10,11 @@ import { LoginSource } from './login-source';
 /** OWASP ASVS 2.2.1: at most 100 failed attempts an hour on one account, across all IPs. */
 export const ACCOUNT_MAX_FAILURES = 100;
 export const ACCOUNT_WINDOW_SECONDS = 60 * 60;
+/**
+ * How long a known IP stays exempt after its last successful login (each success starts it again):
+ * as long as a device credential lives, so neither exemption outlasts the other.
+ */
+export const KNOWN_SOURCE_TTL_MS = 90 * 24 * 60 * 60 * 1000;
 
 /**
  * The account-wide ceiling. Every attempt on a username (known or not) from a source that is not
@@ -17,7 +22,8 @@ export const ACCOUNT_WINDOW_SECONDS = 60 * 60;
  * checked, so concurrent attempts queue on the row and never take more than 100 slots. Once the budget
  * is spent, attempts from such sources get 429 `login_locked` until the hour since the window's first
  * attempt is over. Exempt, so the ceiling cannot lock the owner out: an IP that has logged in
- * successfully to the account before (recorded on every success), and a device presenting a valid
+ * successfully to the account within the last 90 days (recorded on every success; older ones are
+ * deleted, KnownSourcePruner), and a device presenting a valid
  * device credential for the account (issued by auth at a successful login: nothing the client can
  * invent; `X-Device-Id` is not one). Only failures count: a success from a source that took a slot
  * gives it back while the budget is not spent (once spent,
@@ -63,15 +69,25 @@ export class AccountCeilingPolicy {
    * device (exempt from now on when it presents it).
    */
   async rememberSource(source: LoginSource, userId: string, tookSlot: boolean): Promise<string> {
-    if (source.clientIp)
-      await this.repository.rememberSource(source.username, 'ip', source.clientIp, this.clock.date());
+    if (source.clientIp) {
+      const now = this.clock.now();
+      await this.repository.rememberSource(
+        source.username,
+        'ip',
+        source.clientIp,
+        new Date(now),
+        new Date(now - KNOWN_SOURCE_TTL_MS),
+      );
+    }
     if (tookSlot) await this.repository.giveBackSlot(source.username);
     return this.devices.issue(source.username, userId);
   }
 
-  /** A known IP, or a device credential auth issued for this username. */
+  /** A known IP (a success within 90 days), or a device credential auth issued for this username. */
   private async isExempt(source: LoginSource): Promise<boolean> {
     if (source.deviceToken && (await this.devices.isValidFor(source.username, source.deviceToken))) return true;
-    return source.clientIp ? this.repository.isKnownSource(source.username, [['ip', source.clientIp]]) : false;
+    if (!source.clientIp) return false;
+    const since = new Date(this.clock.now() - KNOWN_SOURCE_TTL_MS);
+    return this.repository.isKnownSource(source.username, [['ip', source.clientIp]], since);
   }
 }

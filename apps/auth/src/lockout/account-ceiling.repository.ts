@@ -57,23 +57,50 @@ export class AccountCeilingRepository {
       WHERE username = ${username} AND refused = 0 AND failures > 0`;
   }
 
-  /** Whether any of `sources` has logged in to the account before. */
-  async isKnownSource(username: string, sources: ReadonlyArray<[SourceKind, string]>): Promise<boolean> {
+  /** Whether any of `sources` has logged in to the account successfully after `since`. */
+  async isKnownSource(username: string, sources: ReadonlyArray<[SourceKind, string]>, since: Date): Promise<boolean> {
     if (sources.length === 0) return false;
     const known = await this.prisma.knownLoginSource.findFirst({
-      where: { username, OR: sources.map(([kind, value]) => ({ kind, value })) },
+      where: { username, lastSeenAt: { gt: since }, OR: sources.map(([kind, value]) => ({ kind, value })) },
       select: { kind: true },
     });
     return known !== null;
   }
 
-  /** Records a source of a successful login; true when it was not known before. */
-  async rememberSource(username: string, kind: SourceKind, value: string, now: Date): Promise<boolean> {
-    const [row] = await this.prisma.$queryRaw<Array<{ inserted: boolean }>>`
-      INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at)
-      VALUES (${username}, ${kind}, ${value}, ${now}, ${now})
-      ON CONFLICT (username, kind, value) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
-      RETURNING (xmax = 0) AS inserted`;
+  /**
+   * Records a source of a successful login (or refreshes its `last_seen_at`), and forgets the
+   * account's sources that no longer count: last seen at or before `expiredAt`, or of another kind
+   * than `ip`. True when the source was not known (or no longer counted) before.
+   */
+  async rememberSource(
+    username: string,
+    kind: SourceKind,
+    value: string,
+    now: Date,
+    expiredAt: Date,
+  ): Promise<boolean> {
+    // Expired rows go first, so an expired source that returns is recorded as new.
+    const [, [row]] = await this.prisma.$transaction([
+      this.prisma.$executeRaw`
+        DELETE FROM known_login_sources
+        WHERE username = ${username} AND (kind <> 'ip' OR last_seen_at <= ${expiredAt})`,
+      this.prisma.$queryRaw<Array<{ inserted: boolean }>>`
+        INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at)
+        VALUES (${username}, ${kind}, ${value}, ${now}, ${now})
+        ON CONFLICT (username, kind, value) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
+        RETURNING (xmax = 0) AS inserted`,
+    ]);
     return row?.inserted === true;
+  }
+
+  /**
+   * Deletes up to `batch` sources of any account last seen at or before `expiredAt` (the index on
+   * `last_seen_at`); answers how many. Rows of kind `device` are no longer written, so they all fall
+   * under this within the expiry, and each account's go at its next successful login.
+   */
+  async pruneSources(expiredAt: Date, batch: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM known_login_sources WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM known_login_sources WHERE last_seen_at <= ${expiredAt} LIMIT ${batch}))`;
   }
 }

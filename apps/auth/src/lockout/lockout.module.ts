@@ -5,6 +5,7 @@ import { PrismaModule } from '../prisma/prisma.service';
 import { AccountCeilingPolicy } from './account-ceiling.policy';
 import { AccountCeilingRepository } from './account-ceiling.repository';
 import { DeviceCredentials } from './device-credentials';
+import { KnownSourcePruner } from './known-source-pruner';
 import { LockoutPolicy } from './lockout.policy';
 import { LockoutRepository } from './lockout.repository';
 import { LockoutReset } from './lockout-reset';
@@ -19,7 +20,8 @@ import { LockoutReset } from './lockout-reset';
     AccountCeilingPolicy,
     DeviceCredentials,
     LockoutReset,
+    KnownSourcePruner,
   ],
-  exports: [LockoutPolicy, AccountCeilingPolicy, LockoutReset],
+  exports: [LockoutPolicy, AccountCeilingPolicy, LockoutReset, KnownSourcePruner],
 })
 export class LockoutModule {}
