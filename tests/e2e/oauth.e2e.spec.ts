@@ -524,6 +524,49 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect((await submit({ ...mine.fields, ...login }, mine.cookie)).status).toBe(303);
     });
 
+    // Auth refuses them as the token endpoint does (audited, never counted toward a lockout:
+    // apps/auth/src/authorization/authorization.integration.spec.ts); the person sees why.
+    it('answers a control character typed into the login or code form with the page again (400, HTML) saying so', async () => {
+      const { fields, cookie } = await loadLoginPage(authorizeQuery());
+      const expectPageAgain = async (response: Response, field: string) => {
+        expect({ field, status: response.status, type: response.headers.get('content-type') }).toEqual({
+          field,
+          status: 400,
+          type: 'text/html; charset=utf-8',
+        });
+        const html = await response.text();
+        expect(html).toContain('控制字符');
+        expect(html).toContain('role="alert"');
+        return html;
+      };
+      for (const [field, typed] of [
+        ['username', { username: `${member.email}\u0000`, password: MEMBER_PASSWORD }],
+        ['username', { username: `\u0085${member.email}`, password: 'wrong-password-1' }],
+        ['password', { username: member.email, password: `${MEMBER_PASSWORD}\u0007` }],
+        ['password', { username: member.email, password: `\u001b${MEMBER_PASSWORD}` }],
+        ['password', { username: member.email, password: `wrong\u007f` }],
+        ['password', { username: member.email, password: `wrong\r\n` }],
+      ] as const) {
+        const html = await expectPageAgain(await submit({ ...fields, ...typed }, cookie), field);
+        // The form again, the e-mail kept (without the control character).
+        expect(html).toContain(`name="username" type="text" autocomplete="username" required value="${member.email}"`);
+      }
+      // The same form, typed right, signs in.
+      const signedIn = await submit({ ...fields, username: member.email, password: MEMBER_PASSWORD }, cookie, 1);
+      expect(signedIn.status).toBe(303);
+
+      // The code step: the MFA page again, with the same error.
+      const mfa = await loadLoginPage(authorizeQuery());
+      const step = await submit({ ...mfa.fields, username: mfaMember.email, password: MEMBER_PASSWORD }, mfa.cookie);
+      expect(step.status).toBe(200);
+      const ticket = /name="mfa_ticket" value="([^"]+)"/.exec(await step.text())![1];
+      const html = await expectPageAgain(
+        await submit({ ...mfa.fields, mfa_ticket: ticket, mfa_code: '123\n456' }, mfa.cookie),
+        'mfa_code',
+      );
+      expect(html).toContain('name="mfa_code"');
+    });
+
     it('shares the lockout between the login page and the token endpoint', async () => {
       const address = nextIp();
       const { fields, cookie } = await loadLoginPage(authorizeQuery(), 0);

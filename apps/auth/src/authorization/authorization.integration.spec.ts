@@ -390,6 +390,31 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
         { grant_type: 'authorize', outcome: 'success', username: USER.email, client_id: spa },
       ]);
     });
+    it('refuses a control character in what the person typed as the token endpoint does: invalid_request, audited escaped, not counted', async () => {
+      const ip = freshIp();
+      for (const typed of [
+        { username: `${USER.email}\u0000` },
+        { password: `${PASSWORD}\u0007` },
+        { mfaCode: '123\n456' },
+        { username: `\u0085${USER.email}` },
+        { password: `\u001b${PASSWORD}` },
+        { password: `${PASSWORD}\u007f` },
+      ]) {
+        const error = await refusal(signIn({ parameters: parameters(), clientIp: ip, ...typed }));
+        expect(error).toMatchObject({ code: 'invalid_request', status: 400 });
+      }
+      // Six refusals from one IP, yet the (username, IP) pair is not locked (five failures would).
+      expect((await signIn({ parameters: parameters(), clientIp: ip })).code).not.toBe('');
+      const rows = await database.query<{ outcome: string; reason: string; username: string }>(
+        'SELECT outcome, reason, username FROM login_audit WHERE client_ip = $1 ORDER BY at',
+        [ip],
+      );
+      expect(rows.map((row) => row.username)).toContain(`${USER.email}\\u0000`);
+      expect(rows.map((row) => [row.outcome, row.reason])).toEqual([
+        ...Array.from({ length: 6 }, () => ['failure', 'invalid_request']),
+        ['success', 'issued'],
+      ]);
+    });
   });
 
   describe('an account with MFA', () => {

@@ -1,6 +1,6 @@
 import { scopesOfRoles } from '@acct/access-token';
 import { authV1 } from '@acct/contracts';
-import { DomainError } from '@acct/problem';
+import { DomainError, hasControlCharacter } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { AuthorizationCodes } from '../authorization-codes/authorization-codes';
@@ -77,6 +77,10 @@ export class AuthorizationService {
       const code = await this.tokens.recorded(
         audited,
         async () => {
+          // As the token endpoint: refused before any lookup, not counted, audited with the value escaped.
+          if ([ticket ? '' : request.username, request.password, request.mfaCode].some(hasControlCharacter)) {
+            throw new DomainError('invalid_request', 'The sign-in fields must not contain control characters.');
+          }
           if (!username || (!ticket && !request.password)) {
             throw new DomainError('invalid_request', 'Enter your e-mail and password.');
           }

@@ -9,6 +9,12 @@ import { sendProblem } from './problem';
  * with the values escaped.
  */
 const REFUSED_BY_BACKEND = new Set(['/v2/auth/token']);
+/**
+ * The login form's fields a person types (`POST /v2/auth/authorize`): auth refuses a control character
+ * in them as it does at the token endpoint (audited, not counted), and the page says so in HTML; the
+ * form's other fields (the authorization request, CSRF token) are refused here like any other.
+ */
+const TYPED_BY_PEOPLE = new Map([['/v2/auth/authorize', new Set(['username', 'password', 'mfa_code'])]]);
 
 /**
  * No field of any request (path parameters, query, JSON or form body) may hold a control character
@@ -20,10 +26,13 @@ export function refuseControlCharacters(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', async (request, reply) => {
     // An unknown path stays 404 whatever it holds; the token endpoint's backend judges its own.
     if (request.is404 || REFUSED_BY_BACKEND.has(request.routeOptions.url ?? '')) return;
+    const typed = request.method === 'POST' ? TYPED_BY_PEOPLE.get(request.routeOptions.url ?? '') : undefined;
     const fields = [
       ...fieldsWithControlCharacters(request.params, 'path'),
       ...fieldsWithControlCharacters(request.query, 'query'),
-      ...fieldsWithControlCharacters(request.body, '').map((field) => (field === '(value)' ? '(body)' : field)),
+      ...fieldsWithControlCharacters(request.body, '')
+        .filter((field) => !typed?.has(field))
+        .map((field) => (field === '(value)' ? '(body)' : field)),
     ];
     if (fields.length === 0) return;
     return sendProblem(

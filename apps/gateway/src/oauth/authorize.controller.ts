@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { authV1 } from '@acct/contracts';
-import { DomainError } from '@acct/problem';
+import { DomainError, hasControlCharacter } from '@acct/problem';
 import type {} from '@fastify/cookie';
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -37,6 +37,8 @@ export const DEVICE_COOKIE = 'device_token';
 /** As long as the credential lives (auth's DEVICE_CREDENTIAL_TTL_SECONDS); each sign-in renews both. */
 const DEVICE_COOKIE_MAX_AGE_SECONDS = 90 * 24 * 60 * 60;
 const NONCE = /^[A-Za-z0-9_-]{43}$/;
+/** Unicode Cc, as `@acct/problem` counts them: left out of the e-mail shown again. */
+const CONTROL_CHARACTERS = /\p{Cc}/gu;
 const PATH = '/v2/auth/authorize';
 /** No real parameter comes near this; longer ones are refused before they reach auth. */
 const MAX_PARAMETER_LENGTH = 1024;
@@ -173,7 +175,7 @@ export class AuthorizeController {
   })
   @ApiResponse({
     status: 400,
-    description: 'Wrong e-mail, password or code: the page again, with the error.',
+    description: 'Wrong e-mail, password or code, or one holding a control character: the page again, with the error.',
     content: { 'text/html': { schema: { type: 'string' } } },
   })
   @ApiResponse({
@@ -211,7 +213,7 @@ export class AuthorizeController {
       return this.html(
         reply,
         status,
-        mfaTicket ? mfaPage(options) : loginPage({ ...options, email: username }),
+        mfaTicket ? mfaPage(options) : loginPage({ ...options, email: username.replace(CONTROL_CHARACTERS, '') }),
         authorization.parameters.redirectUri,
       );
     };
@@ -239,7 +241,8 @@ export class AuthorizeController {
       }
       if (error.code === 'service_unavailable') return page(503, message(language, 'unavailable'), seconds);
       if (error.status !== 400) throw error;
-      return page(400, message(language, refusalMessage(error, mfaTicket)));
+      const typed = [username, fields.password ?? '', fields.mfa_code ?? ''];
+      return page(400, message(language, refusalMessage(error, mfaTicket, typed.some(hasControlCharacter))));
     }
     if (answer.errorPage) return this.errorPage(reply, language, answer.errorDescription);
     if (answer.error) return this.redirectError(reply, authorization, answer.error, answer.errorDescription);
@@ -345,10 +348,13 @@ function originOf(uri: string): string | undefined {
   }
 }
 
-/** What the page says about a 400 refusal of the sign-in. */
-function refusalMessage(error: DomainError, mfaStep: string): Message {
+/**
+ * What the page says about a 400 refusal of the sign-in. `controlCharacters`: what the person typed
+ * holds one (auth refuses it as `invalid_request`, like the token endpoint).
+ */
+function refusalMessage(error: DomainError, mfaStep: string, controlCharacters: boolean): Message {
   if (error.code === 'invalid_grant') return mfaStep ? 'invalidCode' : 'invalidCredentials';
   if (error.code === 'account_not_active') return 'notActive';
-  if (error.code === 'invalid_request') return 'missing';
+  if (error.code === 'invalid_request') return controlCharacters ? 'controlCharacters' : 'missing';
   return 'refused';
 }

@@ -44,6 +44,7 @@ const TEXT = {
     refused: '无法登录此账户。',
     expired: '此登录表单已失效，请返回应用重新开始。',
     missing: '请输入账号和密码。',
+    controlCharacters: '账号、密码或验证码中含有不可见的控制字符，请重新输入。',
     unavailable: '服务暂时不可用，请稍后重试。',
   },
   en: {
@@ -65,6 +66,8 @@ const TEXT = {
     refused: 'This account cannot sign in.',
     expired: 'This sign-in form is no longer valid. Go back to the app and start again.',
     missing: 'Enter your e-mail (or phone) and password.',
+    controlCharacters:
+      'The account, password or code contains an invisible control character (such as a tab or line break). Type it again.',
     unavailable: 'The service is unavailable. Try again in a moment.',
   },
 } as const;
