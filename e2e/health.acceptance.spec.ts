@@ -1,23 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-
-import { repositoryRoot } from '@acct/testing';
+import { HealthReport, packageVersion } from '@acct/testing';
 
 import { call, expectProblem, freshIp, stack } from './support/client';
-
-interface HealthReport {
-  status: string;
-  version: string;
-  region: string;
-  checks: Array<{ component: string; status: string; latency_ms: number }>;
-  uptime_seconds: number;
-}
-
-const packageVersion = (
-  JSON.parse(fs.readFileSync(path.join(repositoryRoot, 'package.json'), 'utf8')) as {
-    version: string;
-  }
-).version;
 
 /** Interface §2.3 / §4.3, contract §5: GET /v2/system/health, unauthenticated. */
 describe('GET /v2/system/health', () => {

@@ -1,9 +1,20 @@
 import { randomUUID } from 'node:crypto';
 
-import { waitFor } from '@acct/testing';
+import { Quota, waitFor } from '@acct/testing';
 import { connect } from 'nats';
 
-import { call, cli, expectProblem, issue, newOrg, stack, uniqueEmail } from './support/client';
+import {
+  api,
+  call,
+  cli,
+  expectProblem,
+  issue,
+  newOrg,
+  raiseLimit,
+  setRateLimit,
+  stack,
+  uniqueEmail,
+} from './support/client';
 
 interface Tier {
   group: string;
@@ -11,44 +22,18 @@ interface Tier {
   burst: number;
   scope: string;
 }
-interface Quota {
-  dimension: string;
-  name: string;
-  used: number;
-  limit: number;
-  unit: string;
-}
 
 const RATE_LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 
 /** Interface §2.4 / §2.5 / §4.4 / §4.5 / §8, contract §2 and §5: tiers, their enforcement, quotas. */
 describe('rate limits and quotas', () => {
   let org: Awaited<ReturnType<typeof newOrg>>;
-  const clientToken = async () =>
-    (
-      await issue({
-        grant_type: 'client_credentials',
-        client_id: org.client_id,
-        client_secret: org.client_secret!,
-      })
-    ).access_token;
+  const clientToken = async () => (await api.clientToken(org)).access_token;
 
   beforeAll(async () => {
     org = await newOrg('limits');
     // Before any authenticated request of this org, so no gateway holds its tiers from before.
-    cli(
-      'set-rate-limit',
-      '--org-id',
-      org.org_id,
-      '--group',
-      'system.read',
-      '--rate-per-minute',
-      '60',
-      '--burst',
-      '3',
-      '--scope',
-      'per-token',
-    );
+    setRateLimit(org.org_id, 'system.read', { ratePerMinute: 60, burst: 3 });
   });
 
   describe('GET /v2/system/rate-limits', () => {
@@ -141,21 +126,7 @@ describe('rate limits and quotas', () => {
 
     beforeAll(async () => {
       quotaOrg = await newOrg('quota');
-      for (const group of ['system.read', 'users.write']) {
-        cli(
-          'set-rate-limit',
-          '--org-id',
-          quotaOrg.org_id,
-          '--group',
-          group,
-          '--rate-per-minute',
-          '60000',
-          '--burst',
-          '10',
-          '--scope',
-          'per-token',
-        );
-      }
+      for (const group of ['system.read', 'users.write']) raiseLimit(quotaOrg.org_id, group);
     });
 
     it('answers org_id and every quota with exactly its fields: the standard plan’s limits in their units', async () => {

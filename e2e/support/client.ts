@@ -1,157 +1,58 @@
 // What an outside client has: HTTP to the gateway, the mail that reached its SMTP server, the events on
 // NATS, and the operator CLI for setup-only steps. No app code, no database.
 import { spawnSync } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
 import fs from 'node:fs';
 
-import { CaughtMail, repositoryRoot, waitFor } from '@acct/testing';
+import {
+  ApiClient,
+  CallOptions,
+  CaughtMail,
+  Cli,
+  freshIp,
+  newOrg as newOrgOf,
+  raiseLimit as raiseLimitOf,
+  repositoryRoot,
+  setRateLimit as setRateLimitOf,
+  uniqueEmail as uniqueAddress,
+  waitFor,
+} from '@acct/testing';
 import { connect, MsgHdrs, NatsConnection, StringCodec, Subscription } from 'nats';
 
 import { STACK_FILE, StackInfo } from './stack';
 
+// The HTTP-level helpers and types are shared with tests/e2e (libs/testing/src/api-client.ts).
+export {
+  type Answer,
+  type Bootstrap,
+  type CallOptions,
+  expectProblem,
+  freshIp,
+  jwtPart,
+  type Problem,
+  type Quota,
+  type QuotaReport,
+  type TokenSet,
+  type User,
+} from '@acct/testing';
+
 export const stack: StackInfo = JSON.parse(fs.readFileSync(STACK_FILE, 'utf8')) as StackInfo;
-export const gateway = (pathAndQuery: string) => `${stack.gatewayUrl}${pathAndQuery}`;
 
-export interface Answer<T> {
-  status: number;
-  headers: Headers;
-  /** Parsed JSON when the body is JSON, else undefined. */
-  body: T;
-  text: string;
-}
-
-export interface CallOptions {
-  method?: string;
-  token?: string;
-  /** Sent as JSON (content-type application/json). */
-  json?: unknown;
-  /** Sent as application/x-www-form-urlencoded. */
-  form?: Record<string, string>;
-  /** Sent as it is (set content-type in headers). */
-  raw?: string;
-  headers?: Record<string, string>;
-  /** The client's address (X-Forwarded-For; the stack trusts it from 127.0.0.1). */
-  ip?: string;
-}
-
-export async function call<T = Record<string, unknown>>(path: string, options: CallOptions = {}): Promise<Answer<T>> {
-  const headers: Record<string, string> = { 'x-forwarded-for': options.ip ?? freshIp(), ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  let body: string | undefined;
-  if (options.json !== undefined) {
-    headers['content-type'] ??= 'application/json';
-    body = JSON.stringify(options.json);
-  } else if (options.form) {
-    headers['content-type'] ??= 'application/x-www-form-urlencoded';
-    body = new URLSearchParams(options.form).toString();
-  } else if (options.raw !== undefined) {
-    body = options.raw;
-  }
-  const response = await fetch(gateway(path), {
-    method: options.method ?? (body === undefined ? 'GET' : 'POST'),
-    headers,
-    body,
-  });
-  const text = await response.text();
-  const isJson = /json/.test(response.headers.get('content-type') ?? '');
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: (isJson ? JSON.parse(text) : undefined) as T,
-    text,
-  };
-}
-
-/** A client address of its own (TEST-NET and private ranges), so per-IP buckets and lockouts start fresh. */
-export const freshIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
-
-export const uniqueEmail = (label: string) => `${label}-${randomBytes(5).toString('hex')}@acceptance.test`;
-
-// --- problem+json (contract §1) ----------------------------------------------------------------------
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  request_id: string;
-  errors?: Array<{ field: string; message: string }>;
-  error?: string;
-  error_description?: string;
-}
-
-/** Asserts the answer is problem+json with every member of contract §1, and returns it. */
-export function expectProblem(answer: Answer<unknown>, status: number, code: string): Problem {
-  expect({ status: answer.status, text: answer.text }).toEqual({ status, text: expect.any(String) });
-  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  const problem = answer.body as Problem;
-  expect(problem).toEqual(
-    expect.objectContaining({
-      type: expect.stringMatching(/^[a-z][a-z0-9+.-]*:\S+$/),
-      title: expect.any(String),
-      status,
-      detail: expect.any(String),
-      code,
-      request_id: answer.headers.get('x-request-id'),
-    }),
-  );
-  expect(problem.request_id).toMatch(/\S/);
-  // Never a stack trace, SQL or an internal address.
-  expect(answer.text).not.toMatch(/\s+at \S+ \(|\.ts:\d+|\bSELECT\b|\bINSERT\b|127\.0\.0\.1|localhost/);
-  return problem;
-}
-
-// --- tokens and users --------------------------------------------------------------------------------
-
-export interface TokenSet {
-  access_token: string;
-  refresh_token?: string;
-  token_type: string;
-  expires_in: number;
-  scope: string;
-}
-
-export interface User {
-  id: string;
-  email: string;
-  display_name: string;
-  status: string;
-  roles: string[];
-  created_at: string;
-}
-
-export interface Bootstrap {
-  org_id: string;
-  admin_user_id: string;
-  client_id: string;
-  client_secret: string | null;
-}
-
-/** POST /v2/auth/token with `body` as JSON, unless `options` carries a form or a raw body instead. */
+/** The gateway, each request from a client address of its own unless the call names one. */
+export const api = new ApiClient(stack.gatewayUrl, { ip: freshIp });
+export const gateway = (pathAndQuery: string) => api.url(pathAndQuery);
+export const call = <T = Record<string, unknown>>(path: string, options: CallOptions = {}) =>
+  api.call<T>(path, options);
 export const tokenRequest = (body: Record<string, string>, options: Omit<CallOptions, 'json'> = {}) =>
-  call<TokenSet & Problem>('/v2/auth/token', {
-    ...(options.form || options.raw !== undefined ? {} : { json: body }),
-    ...options,
-  });
-
+  api.tokenRequest(body, options);
 /** A token set, failing the test with the problem when the gateway refuses. */
-export async function issue(body: Record<string, string>): Promise<TokenSet> {
-  const answer = await tokenRequest(body);
-  expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: expect.anything() });
-  return answer.body;
-}
+export const issue = (body: Record<string, string>) => api.issue(body);
 
-/** The claims of a JWT, unverified (the tokens spec verifies signatures against the JWKS). */
-export function jwtPart(token: string, part: 0 | 1): Record<string, unknown> {
-  const segment = token.split('.')[part] ?? '';
-  return JSON.parse(Buffer.from(segment, 'base64url').toString('utf8')) as Record<string, unknown>;
-}
+export const uniqueEmail = (label: string) => uniqueAddress(label, 'acceptance.test');
 
 // --- the operator CLI (README "First requests"), for setup only --------------------------------------
 
 /** `npm run cli -- <args> --json` against the suite's stack; its JSON answer. */
-export function cli<T = Record<string, unknown>>(...args: string[]): T {
+export const cli: Cli = <T = Record<string, unknown>>(...args: string[]): T => {
   const result = spawnSync('npm', ['run', '--silent', 'cli', '--', ...args, '--json'], {
     cwd: repositoryRoot,
     env: { ...process.env, ...stack.env },
@@ -159,38 +60,18 @@ export function cli<T = Record<string, unknown>>(...args: string[]): T {
   });
   if (result.status !== 0) throw new Error(`npm run cli -- ${args[0]} failed:\n${result.stderr}`);
   return JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '') as T;
-}
+};
 
 /** A fresh org (bootstrap), its client's and its admin's tokens. */
-export async function newOrg(label: string, adminPassword = 'admin-password-1') {
-  const name = `${label}-${randomBytes(4).toString('hex')}`;
-  const adminEmail = `admin@${name}.test`;
-  const org = cli<Bootstrap>('bootstrap', '--org', name, '--email', adminEmail, '--password', adminPassword);
-  const client = await issue({
-    grant_type: 'client_credentials',
-    client_id: org.client_id,
-    client_secret: org.client_secret!,
-  });
-  const admin = await issue({ grant_type: 'password', username: adminEmail, password: adminPassword });
-  return { ...org, name, adminEmail, adminPassword, clientToken: client.access_token, admin };
-}
+export const newOrg = (label: string, adminPassword?: string) => newOrgOf(api, { cli }, label, adminPassword);
+
+/** Sets an org's tier for a group (operator CLI `set-rate-limit`). */
+export const setRateLimit = (orgId: string, group: string, tier: Parameters<typeof setRateLimitOf>[3]) =>
+  setRateLimitOf({ cli }, orgId, group, tier);
 
 /** Raises an org's tier for a group (operator CLI), so a spec's many calls are not its subject. */
-export function raiseLimit(orgId: string, group: string, scope: 'per-ip' | 'per-token' = 'per-token') {
-  cli(
-    'set-rate-limit',
-    '--org-id',
-    orgId,
-    '--group',
-    group,
-    '--rate-per-minute',
-    '60000',
-    '--burst',
-    '10',
-    '--scope',
-    scope,
-  );
-}
+export const raiseLimit = (orgId: string, group: string, scope: 'per-ip' | 'per-token' = 'per-token') =>
+  raiseLimitOf({ cli }, orgId, group, scope);
 
 // --- mail (the suite's SMTP server) ------------------------------------------------------------------
 

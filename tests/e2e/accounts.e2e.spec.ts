@@ -1,35 +1,17 @@
 import { createHmac } from 'node:crypto';
 
-import { request, TestStack } from '@acct/testing';
+import {
+  ApiClient,
+  Bootstrap,
+  bootstrapOrg,
+  Problem,
+  raiseLimit,
+  request,
+  TestStack,
+  TokenSet,
+  User,
+} from '@acct/testing';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-
-interface Bootstrap {
-  org_id: string;
-  admin_user_id: string;
-  client_id: string;
-  client_secret: string | null;
-}
-interface TokenSet {
-  access_token: string;
-  refresh_token?: string;
-  token_type: string;
-  expires_in: number;
-  scope: string;
-}
-interface User {
-  id: string;
-  email: string;
-  display_name: string;
-  status: string;
-  roles: string[];
-  created_at: string;
-}
-interface Problem {
-  code: string;
-  status: number;
-  error?: string;
-  errors?: Array<{ field: string; message: string }>;
-}
 
 const ADMIN_PASSWORD = 'admin-password-1';
 
@@ -46,43 +28,20 @@ describe('accounts and tokens', () => {
   // here), so the auth tier's 3-request bucket per IP does not interfere; rate limits have their own tests.
   let address = 0;
   const clientIp = () => `198.51.100.${(address = (address % 250) + 1)}`;
+  let api: ApiClient;
   const token = (body: Record<string, string>, headers: Record<string, string> = {}) =>
-    request<TokenSet & Problem>(stack.url('/v2/auth/token'), {
-      body,
-      headers: { 'x-forwarded-for': clientIp(), ...headers },
-    });
+    api.tokenRequest(body, { ip: clientIp(), headers });
   const createUser = (body: unknown, accessToken = adminToken, headers: Record<string, string> = {}) =>
-    request<User & Problem>(stack.url('/v2/users'), { body, token: accessToken, headers });
+    api.createUser(accessToken, body, { headers });
 
   beforeAll(async () => {
     stack = await TestStack.start({
       apps: ['identity', 'auth', 'platform', 'gateway'],
       env: { TRUSTED_PROXIES: '127.0.0.1' },
     });
-    org = stack.cli<Bootstrap>(
-      'bootstrap',
-      '--org',
-      'acme',
-      '--email',
-      'Admin@Acme.test',
-      '--password',
-      ADMIN_PASSWORD,
-    );
-    for (const group of ['users.write', 'users.read']) {
-      stack.cli(
-        'set-rate-limit',
-        '--org-id',
-        org.org_id,
-        '--group',
-        group,
-        '--rate-per-minute',
-        '60000',
-        '--burst',
-        '10',
-        '--scope',
-        'per-token',
-      );
-    }
+    api = new ApiClient(stack.url(''));
+    org = bootstrapOrg(stack, 'acme', 'Admin@Acme.test', ADMIN_PASSWORD);
+    for (const group of ['users.write', 'users.read']) raiseLimit(stack, org.org_id, group);
     const admin = await token({ grant_type: 'password', username: 'admin@acme.test', password: ADMIN_PASSWORD });
     expect(admin.status).toBe(200);
     adminToken = admin.body.access_token;
@@ -106,15 +65,7 @@ describe('accounts and tokens', () => {
     });
 
     it('is idempotent: the same ids again and no new secret', () => {
-      const again = stack.cli<Bootstrap>(
-        'bootstrap',
-        '--org',
-        'acme',
-        '--email',
-        'admin@acme.test',
-        '--password',
-        ADMIN_PASSWORD,
-      );
+      const again = bootstrapOrg(stack, 'acme', 'admin@acme.test', ADMIN_PASSWORD);
       expect(again).toEqual({ ...org, client_secret: null });
     });
   });
@@ -407,15 +358,7 @@ describe('accounts and tokens', () => {
     });
 
     it("keeps each org's idempotency keys separate", async () => {
-      const other = stack.cli<Bootstrap>(
-        'bootstrap',
-        '--org',
-        'globex',
-        '--email',
-        email('globex-admin'),
-        '--password',
-        ADMIN_PASSWORD,
-      );
+      const other = bootstrapOrg(stack, 'globex', email('globex-admin'), ADMIN_PASSWORD);
       const otherToken = (
         await token({
           grant_type: 'client_credentials',

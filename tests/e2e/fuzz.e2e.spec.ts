@@ -1,16 +1,10 @@
 import { once } from 'node:events';
 import net from 'node:net';
 
-import { request, TestStack, waitFor } from '@acct/testing';
+import { ApiClient, Bootstrap, bootstrapOrg, request, setRateLimit, TestStack, waitFor } from '@acct/testing';
 import fc from 'fast-check';
 import pg from 'pg';
 
-interface Bootstrap {
-  org_id: string;
-  admin_user_id: string;
-  client_id: string;
-  client_secret: string | null;
-}
 interface RawAnswer {
   status: number;
   headers: Record<string, string>;
@@ -566,43 +560,15 @@ describe('fuzzing every public endpoint', () => {
       env: { TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'warn' },
     });
     port = stack.ports.http;
-    org = stack.cli<Bootstrap>(
-      'bootstrap',
-      '--org',
-      'fuzz',
-      '--email',
-      'admin@fuzz.test',
-      '--password',
-      ADMIN_PASSWORD,
-    );
+    org = bootstrapOrg(stack, 'fuzz', 'admin@fuzz.test', ADMIN_PASSWORD);
     // The fuzzer's own token must not run out of its buckets (rate limits have their own tests).
     for (const group of ['users.write', 'users.read', 'system.read']) {
-      stack.cli(
-        'set-rate-limit',
-        '--org-id',
-        org.org_id,
-        '--group',
-        group,
-        '--rate-per-minute',
-        '600000',
-        '--burst',
-        '10',
-        '--scope',
-        'per-token',
-      );
+      setRateLimit(stack, org.org_id, group, { ratePerMinute: 600_000, burst: 10 });
     }
     stack.cli('set-quota', '--org-id', org.org_id, '--dimension', 'api', '--name', 'Users', '--limit', '100000');
-    const issued = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
-      body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret! },
-    });
-    expect(issued.status).toBe(200);
-    adminToken = issued.body.access_token;
-    const login = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
-      body: { grant_type: 'password', username: 'admin@fuzz.test', password: ADMIN_PASSWORD },
-      headers: { 'x-forwarded-for': clientIp() },
-    });
-    expect(login.status).toBe(200);
-    userToken = login.body.access_token;
+    const api = new ApiClient(stack.url(''));
+    adminToken = (await api.clientToken(org)).access_token;
+    userToken = (await api.passwordToken('admin@fuzz.test', ADMIN_PASSWORD, { ip: clientIp() })).access_token;
     db = new pg.Client({ connectionString: stack.env.IDENTITY_DATABASE_URL });
     await db.connect();
     authDb = new pg.Client({ connectionString: stack.env.AUTH_DATABASE_URL });

@@ -2,21 +2,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { APPS, DedicatedServer, LocalObjectStorage, repositoryRoot, TcpProxy, TestStack, waitFor } from '@acct/testing';
-
-interface HealthReport {
-  status: string;
-  version: string;
-  region: string;
-  checks: Array<{ component: string; status: string; latency_ms: number }>;
-  uptime_seconds: number;
-}
-
-const packageVersion = (
-  JSON.parse(fs.readFileSync(path.join(repositoryRoot, 'package.json'), 'utf8')) as {
-    version: string;
-  }
-).version;
+import {
+  APPS,
+  DedicatedServer,
+  HealthReport,
+  LocalObjectStorage,
+  packageVersion,
+  repositoryRoot,
+  TcpProxy,
+  TestStack,
+  waitFor,
+} from '@acct/testing';
 
 describe('GET /v2/system/health against the real dependencies', () => {
   let stack: TestStack;

@@ -4,8 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 
 import {
+  ApiClient,
+  bootstrapOrg,
   DedicatedServer,
   LocalObjectStorage,
+  raiseLimit,
   repositoryRoot,
   request,
   secretTracesIn,
@@ -15,12 +18,6 @@ import {
 } from '@acct/testing';
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { simpleParser } from 'mailparser';
-
-interface Bootstrap {
-  org_id: string;
-  client_id: string;
-  client_secret: string;
-}
 
 /** Issue 5: outbox → JetStream → mailer → SMTP, at most once per event, through broker and mailer outages. */
 describe('activation e-mail', () => {
@@ -49,33 +46,9 @@ describe('activation e-mail', () => {
       natsUrl: nats.url,
       env: { SMTP_URL: smtp.url, TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'info' },
     });
-    const org = stack.cli<Bootstrap>(
-      'bootstrap',
-      '--org',
-      'mailers',
-      '--email',
-      'admin@mail.test',
-      '--password',
-      'admin-pass-1',
-    );
-    stack.cli(
-      'set-rate-limit',
-      '--org-id',
-      org.org_id,
-      '--group',
-      'users.write',
-      '--rate-per-minute',
-      '60000',
-      '--burst',
-      '10',
-      '--scope',
-      'per-token',
-    );
-    token = (
-      await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
-        body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret },
-      })
-    ).body.access_token;
+    const org = bootstrapOrg(stack, 'mailers', 'admin@mail.test', 'admin-pass-1');
+    raiseLimit(stack, org.org_id, 'users.write');
+    token = (await new ApiClient(stack.url('')).clientToken(org)).access_token;
   });
 
   afterAll(async () => {

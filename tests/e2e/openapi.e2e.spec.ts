@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
-import { TestStack, totp } from '@acct/testing';
+import { Bootstrap, bootstrapOrg, raiseLimit, setRateLimit, TestStack, totp } from '@acct/testing';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
-interface Bootstrap {
-  org_id: string;
-  admin_user_id: string;
-  client_id: string;
-  client_secret: string | null;
-}
 type Json = Record<string, unknown>;
 interface Operation {
   responses: Record<string, { headers?: Record<string, Json>; content?: Record<string, { schema: Json }> }>;
@@ -659,33 +653,11 @@ describe('the OpenAPI document against real responses', () => {
       apps: ['identity', 'auth', 'platform', 'gateway'],
       env: { TRUSTED_PROXIES: '127.0.0.1' },
     });
-    org = stack.cli<Bootstrap>(
-      'bootstrap',
-      '--org',
-      'openapi',
-      '--email',
-      'admin@openapi.test',
-      '--password',
-      ADMIN_PASSWORD,
-    );
-    const throttled = stack.cli<Bootstrap>(
-      'bootstrap',
-      '--org',
-      'throttled',
-      '--email',
-      'admin@throttled.test',
-      '--password',
-      ADMIN_PASSWORD,
-    );
-    const limit = (orgId: string, group: string, ratePerMinute: number, burst: number) =>
-      stack.cli(
-        'set-rate-limit',
-        ...['--org-id', orgId, '--group', group, '--rate-per-minute', String(ratePerMinute), '--burst', String(burst)],
-        ...['--scope', 'per-token'],
-      );
-    for (const group of ['users.write', 'users.read']) limit(org.org_id, group, 60_000, 10);
+    org = bootstrapOrg(stack, 'openapi', 'admin@openapi.test', ADMIN_PASSWORD);
+    const throttled = bootstrapOrg(stack, 'throttled', 'admin@throttled.test', ADMIN_PASSWORD);
+    for (const group of ['users.write', 'users.read']) raiseLimit(stack, org.org_id, group);
     for (const group of ['users.write', 'users.read', 'system.read', 'system.health', 'default']) {
-      limit(throttled.org_id, group, 60, 1);
+      setRateLimit(stack, throttled.org_id, group, { ratePerMinute: 60, burst: 1 });
     }
 
     const response = await fetch(stack.url('/v2/openapi.json'));

@@ -1,23 +1,12 @@
 import { randomUUID } from 'node:crypto';
 
-import { request, TestStack, waitFor } from '@acct/testing';
+import { QuotaReport, request, TestStack, waitFor } from '@acct/testing';
 import { connect, NatsConnection } from 'nats';
 
 interface Bootstrap {
   org_id: string;
   client_id: string;
   client_secret: string;
-}
-interface Quota {
-  dimension: string;
-  name: string;
-  used: number;
-  limit: number;
-  unit: string;
-}
-interface QuotaReport {
-  org_id: string;
-  quotas: Quota[];
 }
 
 /** Issue 4: quotas with real usage (gateway counts, identity events, usage events) and the Users limit. */

@@ -1,10 +1,13 @@
-import { DedicatedServer, request, TestStack, waitFor } from '@acct/testing';
-
-interface Bootstrap {
-  org_id: string;
-  client_id: string;
-  client_secret: string;
-}
+import {
+  ApiClient,
+  Bootstrap,
+  bootstrapOrg,
+  DedicatedServer,
+  request,
+  setRateLimit,
+  TestStack,
+  waitFor,
+} from '@acct/testing';
 
 /** Issue 4: token buckets in Redis, per org tiers, headers, 429s, scale-out and the Redis outage fallback. */
 describe('rate limits', () => {
@@ -15,14 +18,8 @@ describe('rate limits', () => {
   /** A fresh client address per test (the gateway trusts X-Forwarded-For from 127.0.0.1 here). */
   const freshIp = () => `203.0.113.${(ipCounter += 1)}`;
 
-  const clientToken = async (ip = freshIp()) => {
-    const { status, body } = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
-      body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret },
-      headers: { 'x-forwarded-for': ip },
-    });
-    expect(status).toBe(200);
-    return body.access_token;
-  };
+  const clientToken = async (ip = freshIp()) =>
+    (await new ApiClient(stack.url('')).clientToken(org, { ip })).access_token;
   const rateLimits = (token: string, base = stack.url('')) =>
     fetch(`${base}/v2/system/rate-limits`, { headers: { authorization: `Bearer ${token}` } });
 
@@ -33,28 +30,8 @@ describe('rate limits', () => {
       redisUrl: redis.url,
       env: { TRUSTED_PROXIES: '127.0.0.1', RATE_LIMIT_TIERS_TTL_MS: '100' },
     });
-    org = stack.cli<Bootstrap>(
-      'bootstrap',
-      '--org',
-      'limited',
-      '--email',
-      'admin@limited.test',
-      '--password',
-      'admin-pass-1',
-    );
-    stack.cli(
-      'set-rate-limit',
-      '--org-id',
-      org.org_id,
-      '--group',
-      'system.read',
-      '--rate-per-minute',
-      '60',
-      '--burst',
-      '3',
-      '--scope',
-      'per-token',
-    );
+    org = bootstrapOrg(stack, 'limited', 'admin@limited.test', 'admin-pass-1');
+    setRateLimit(stack, org.org_id, 'system.read', { ratePerMinute: 60, burst: 3 });
   });
 
   afterAll(async () => {

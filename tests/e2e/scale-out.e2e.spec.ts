@@ -1,16 +1,20 @@
 import { GATEWAY_CLIENT_ID } from '@acct/access-token';
 import { DEV_GATEWAY_CLIENT_SECRET } from '@acct/config';
 import { callRaw, createRawClient, grpcFailureToDomainError } from '@acct/grpc';
-import { LocalObjectStorage, request, SmtpCatcher, TestStack, waitFor } from '@acct/testing';
+import {
+  ApiClient,
+  Bootstrap,
+  bootstrapOrg,
+  LocalObjectStorage,
+  raiseLimit,
+  request,
+  setRateLimit,
+  SmtpCatcher,
+  TestStack,
+  waitFor,
+} from '@acct/testing';
 import { Metadata } from '@grpc/grpc-js';
 import pg from 'pg';
-
-interface Bootstrap {
-  org_id: string;
-  admin_user_id: string;
-  client_id: string;
-  client_secret: string;
-}
 
 /**
  * Issue 6 item 5: two instances of the gateway and of every service against the same databases,
@@ -27,14 +31,8 @@ describe('scale-out: two of everything', () => {
   const freshIp = () => `198.51.100.${(ipCounter += 1)}`;
   const via = (index: number, path: string) => `${gateways[index % gateways.length]}${path}`;
 
-  const clientToken = async (gateway = 0) => {
-    const { status, body } = await request<{ access_token: string }>(via(gateway, '/v2/auth/token'), {
-      body: { grant_type: 'client_credentials', client_id: org.client_id, client_secret: org.client_secret },
-      headers: { 'x-forwarded-for': freshIp() },
-    });
-    expect(status).toBe(200);
-    return body.access_token;
-  };
+  const clientToken = async (gateway = 0) =>
+    (await new ApiClient(via(gateway, '')).clientToken(org, { ip: freshIp() })).access_token;
   const query = async <T extends pg.QueryResultRow>(database: string, sql: string, values: unknown[] = []) => {
     const client = new pg.Client({ connectionString: database });
     await client.connect();
@@ -62,42 +60,10 @@ describe('scale-out: two of everything', () => {
       },
     });
     gateways = stack.gatewayUrls();
-    org = stack.cli<Bootstrap>(
-      'bootstrap',
-      '--org',
-      'scaled',
-      '--email',
-      'admin@scaled.test',
-      '--password',
-      'admin-pass-1',
-    );
+    org = bootstrapOrg(stack, 'scaled', 'admin@scaled.test', 'admin-pass-1');
     // system.read: capacity 10 (6/min × burst 100), one token every 10 s: nothing refills mid-test.
-    stack.cli(
-      'set-rate-limit',
-      '--org-id',
-      org.org_id,
-      '--group',
-      'system.read',
-      '--rate-per-minute',
-      '6',
-      '--burst',
-      '100',
-      '--scope',
-      'per-token',
-    );
-    stack.cli(
-      'set-rate-limit',
-      '--org-id',
-      org.org_id,
-      '--group',
-      'users.write',
-      '--rate-per-minute',
-      '60000',
-      '--burst',
-      '10',
-      '--scope',
-      'per-token',
-    );
+    setRateLimit(stack, org.org_id, 'system.read', { ratePerMinute: 6, burst: 100 });
+    raiseLimit(stack, org.org_id, 'users.write');
   }, 180_000);
 
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import net from 'node:net';
 
-import { AppName, request, TestStack, waitFor } from '@acct/testing';
+import { ApiClient, AppName, bootstrapOrg, raiseLimit, request, TestStack, waitFor } from '@acct/testing';
 
 const ADMIN_PASSWORD = 'shutdown-admin-pass-1';
 const IN_FLIGHT = 4;
@@ -44,34 +44,10 @@ describe('graceful shutdown on SIGTERM', () => {
         RATE_LIMIT_TIERS_TTL_MS: '600000',
       },
     });
-    const org = stack.cli<{ org_id: string }>(
-      'bootstrap',
-      '--org',
-      'shutdown-org',
-      '--email',
-      'admin@shutdown.test',
-      '--password',
-      ADMIN_PASSWORD,
-    );
-    stack.cli(
-      'set-rate-limit',
-      '--org-id',
-      org.org_id,
-      '--group',
-      'users.read',
-      '--rate-per-minute',
-      '60000',
-      '--burst',
-      '10',
-      '--scope',
-      'per-token',
-    );
-    const login = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
-      body: { grant_type: 'password', username: 'admin@shutdown.test', password: ADMIN_PASSWORD },
-      headers: { 'x-forwarded-for': clientIp() },
-    });
-    expect(login.status).toBe(200);
-    adminToken = login.body.access_token;
+    const org = bootstrapOrg(stack, 'shutdown-org', 'admin@shutdown.test', ADMIN_PASSWORD);
+    raiseLimit(stack, org.org_id, 'users.read');
+    const api = new ApiClient(stack.url(''));
+    adminToken = (await api.passwordToken('admin@shutdown.test', ADMIN_PASSWORD, { ip: clientIp() })).access_token;
     // Warm the gateway's caches (signing keys, the org's tiers) while everything answers.
     expect((await request(stack.url('/v2/users/me'), { token: adminToken })).status).toBe(200);
   });

@@ -1,3 +1,4 @@
+export * from './api-client';
 export * from './databases';
 export * from './dedicated-servers';
 export * from './fault-suite';
