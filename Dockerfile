@@ -68,9 +68,13 @@ FROM base AS runtime
 ARG APP
 RUN test -n "$APP" || (echo "build with --build-arg APP=<gateway|identity|auth|platform|mailer>" >&2 && exit 1)
 # ARG values vanish at run time; ENV keeps the choice for CMD.
+# MALLOC_*: glibc's allocator as tools/node-runtime.json says (argon2's 19 MiB per hash goes back to the
+# system after each hash instead of staying in the thread's arena).
 ENV APP=${APP} \
     NODE_ENV=production \
-    BIND_HOST=0.0.0.0
+    BIND_HOST=0.0.0.0 \
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json ./
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -85,5 +89,6 @@ RUN test -f "dist/apps/${APP}/src/main.js"
 # The image's `node` user, numerically, so Kubernetes can verify runAsNonRoot.
 USER 1000:1000
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# Shell form is needed to expand $APP; `exec` makes node replace the shell so it gets signals.
-CMD ["/bin/sh", "-c", "exec node \"dist/apps/${APP}/src/main.js\""]
+# Shell form is needed to expand $APP; `exec` makes node replace the shell so it gets signals. The V8
+# heap settings are tools/node-runtime.json's nodeArguments (tests/deploy checks they agree).
+CMD ["/bin/sh", "-c", "exec node --max-old-space-size=256 --max-semi-space-size=4 \"dist/apps/${APP}/src/main.js\""]

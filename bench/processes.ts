@@ -39,13 +39,16 @@ const numericEntries = () => fs.readdirSync('/proc').filter((entry) => /^\d+$/.t
 
 /**
  * The pids of one TestStack's processes: TestStack does not expose them, so /proc is scanned for
- * `apps/<app>/src/main.ts` on the command line and this stack's GATEWAY_PORT in the environment.
+ * `apps/<app>/src/main.ts` (or `dist/apps/<app>/src/main.js`) on the command line and this stack's
+ * GATEWAY_PORT in the environment.
  */
 export function stackPids(gatewayPort: number): Partial<Record<AppName, number>> {
   const pids: Partial<Record<AppName, number>> = {};
   for (const pid of numericEntries()) {
     const commandLine = readProc(pid, 'cmdline');
-    const app = APPS.find((name) => commandLine.some((arg) => arg.endsWith(`apps/${name}/src/main.ts`)));
+    const app = APPS.find((name) =>
+      commandLine.some((arg) => arg.endsWith(`apps/${name}/src/main.ts`) || arg.endsWith(`apps/${name}/src/main.js`)),
+    );
     if (!app) continue;
     if (readProc(pid, 'environ').includes(`GATEWAY_PORT=${gatewayPort}`)) pids[app] = Number(pid);
   }

@@ -1,5 +1,6 @@
 // CPU profiles of running processes through their inspector (Chrome DevTools Protocol over a
 // WebSocket), and their summary: self time by function and by layer (framework, JWT, Redis, …).
+import fs from 'node:fs';
 import path from 'node:path';
 
 /** A V8 CPU profile (`Profiler.stop`'s answer), the fields the summary reads. */
@@ -19,11 +20,21 @@ export interface CpuProfile {
 export class InspectorSession {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  private onEvent?: (method: string, params: Record<string, unknown>) => void;
 
   private constructor(private readonly socket: WebSocket) {
     socket.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
-      if (message.id === undefined) return;
+      const message = JSON.parse(String(event.data)) as {
+        id?: number;
+        method?: string;
+        params?: Record<string, unknown>;
+        result?: unknown;
+        error?: { message: string };
+      };
+      if (message.id === undefined) {
+        if (message.method) this.onEvent?.(message.method, message.params ?? {});
+        return;
+      }
       const waiting = this.pending.get(message.id);
       this.pending.delete(message.id);
       if (message.error) waiting?.reject(new Error(message.error.message));
@@ -51,6 +62,20 @@ export class InspectorSession {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       this.socket.send(JSON.stringify({ id, method, params }));
     });
+  }
+
+  /** Writes a heap snapshot of the process (for Chrome DevTools' Memory panel) to `file`. */
+  async heapSnapshot(file: string): Promise<void> {
+    const out = fs.createWriteStream(file);
+    this.onEvent = (method, params) => {
+      if (method === 'HeapProfiler.addHeapSnapshotChunk') out.write(String(params.chunk));
+    };
+    try {
+      await this.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+    } finally {
+      this.onEvent = undefined;
+      await new Promise((resolve) => out.end(resolve));
+    }
   }
 
   close(): void {

@@ -34,12 +34,13 @@ import {
   startBaseline,
   startPassthrough,
 } from './processes';
-import { Profiler } from './profiler';
+import { InspectorSession, Profiler } from './profiler';
 import {
   type Argon2Bound,
   checkMemory,
   checkTargets,
   gitState,
+  type HeapUsage,
   machine,
   markdown,
   type ProcessMemory,
@@ -77,7 +78,11 @@ const config = {
   warmup_s: seconds('BENCH_WARMUP', 2),
   connections: Math.max(1, Math.round(seconds('BENCH_CONNECTIONS', 10))),
   profile_s: seconds('BENCH_PROFILE', 5),
+  /** What runs: the build in dist/ as `npm run up` and the images run it, or the sources through SWC. */
+  entry: process.env.BENCH_ENTRY === 'source' ? ('source' as const) : ('dist' as const),
 };
+/** How long after the last measured run the memory is read. */
+const SETTLE_MS = 5_000;
 /** Functions listed per process and scenario in profiles.md. */
 const TOP_FUNCTIONS = 12;
 const resultsDir = path.join(repositoryRoot, 'bench', 'results');
@@ -201,6 +206,16 @@ async function argon2Bound(
   }
 }
 
+/** `npm run build`: the services as `npm run up` and the images run them, from dist/. */
+function build() {
+  try {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: repositoryRoot, stdio: 'pipe' });
+  } catch (error) {
+    const output = error as { stdout?: Buffer; stderr?: Buffer };
+    throw new Error(`npm run build failed:\n${output.stdout?.toString() ?? ''}${output.stderr?.toString() ?? ''}`);
+  }
+}
+
 /** Migrates the template databases every stack clones, as tests/e2e/migrate-templates.ts does. */
 function migrateTemplates() {
   const env = { ...process.env };
@@ -222,12 +237,12 @@ function migrateTemplates() {
 
 /** Starts the stack; a template busy with another run's clone or migration is retried a few times. */
 async function startStack(s3Endpoint: string): Promise<TestStack> {
-  // An inspector on a free port in every process (it says which in its log), for the CPU profiles.
-  const inspect: Record<string, string> =
-    config.profile_s > 0 ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`.trim() } : {};
+  // An inspector on a free port in every process (it says which in its log): CPU profiles, heap sizes.
+  const inspect = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`.trim() };
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await TestStack.start({
+        entry: config.entry,
         s3Endpoint,
         env: {
           ...inspect,
@@ -535,6 +550,36 @@ class Cleanup {
   }
 }
 
+/** `process.memoryUsage()` of each process, through its inspector, in MiB. */
+async function heapsOf(targets: Record<string, string | undefined>): Promise<Record<string, HeapUsage>> {
+  const found: Record<string, HeapUsage> = {};
+  for (const [name, url] of Object.entries(targets)) {
+    if (!url) continue;
+    try {
+      const session = await InspectorSession.connect(url);
+      try {
+        const { result } = await session.send<{ result: { value?: string } }>('Runtime.evaluate', {
+          expression:
+            'JSON.stringify(Object.fromEntries(Object.entries(process.memoryUsage())' +
+            '.map(([k, v]) => [k, Math.round(v / 104857.6) / 10])))',
+          returnByValue: true,
+        });
+        const usage = JSON.parse(result.value ?? '{}') as Record<string, number>;
+        found[name] = {
+          heap_total_mb: usage.heapTotal,
+          heap_used_mb: usage.heapUsed,
+          external_mb: usage.external,
+        };
+      } finally {
+        session.close();
+      }
+    } catch (error) {
+      log(`heap of ${name}: ${reason(error)}`);
+    }
+  }
+  return found;
+}
+
 /** The raw profiles, for Chrome DevTools or speedscope: not committed (`.data/` is ignored). */
 const rawProfilesDir = path.join(repositoryRoot, '.data', 'bench-profiles');
 
@@ -553,6 +598,10 @@ async function main(): Promise<number> {
       `${host.cpus} CPUs, ${config.connections} connections, ${config.duration_s} s + ${config.warmup_s} s warm-up, ` +
         `${config.profile_s} s profiled; load average ${host.load_average_at_start.join(' / ')}`,
     );
+    if (config.entry === 'dist') {
+      log('building dist/ (npm run build)');
+      build();
+    }
     log('migrating the template databases');
     migrateTemplates();
     log('starting the stack');
@@ -612,6 +661,14 @@ async function main(): Promise<number> {
       }
       log(`${scenario.name}: running`);
       const measured = await measure(scenario, cpuGroups);
+      // Which scenario grows which process: RSS of each right after this one.
+      measured.rss_after_mb = Object.fromEntries(
+        APPS.flatMap((app) => {
+          const now = pids[app] ? memoryOf(pids[app]) : undefined;
+          return now ? [[app, now.rss_mb]] : [];
+        }),
+      );
+      log(`${scenario.name}: RSS after ${JSON.stringify(measured.rss_after_mb)}`);
       results.push(measured);
       log(
         measured.result
@@ -637,7 +694,34 @@ async function main(): Promise<number> {
       }
     }
     rss.stop();
+    // "After the load": once the requests still in flight (argon2 hashes above all) have finished.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
+    const inspectors: Record<Target, Record<string, string | undefined>> = {
+      stack: Object.fromEntries(
+        APPS.map((app) => [
+          app,
+          inspectorUrlInLog(path.join(repositoryRoot, '.data', 'test-logs', `${stack.ports.http}-${app}.log`)),
+        ]),
+      ),
+      baseline: { baseline: baseline.inspectorUrl },
+      passthrough: {
+        'passthrough Fastify': passthrough.front.inspectorUrl,
+        'passthrough gRPC server': passthrough.backend.inspectorUrl,
+      },
+    };
+    // The V8 heap of each process right after the load: how much of its RSS is JavaScript objects.
+    const heaps = await heapsOf({ ...inspectors.stack, ...inspectors.baseline, ...inspectors.passthrough });
+    if (process.env.BENCH_HEAP_SNAPSHOTS === '1') {
+      fs.mkdirSync(rawProfilesDir, { recursive: true });
+      for (const [app, url] of Object.entries(inspectors.stack)) {
+        if (!url) continue;
+        const session = await InspectorSession.connect(url);
+        await session.heapSnapshot(path.join(rawProfilesDir, `${app}.heapsnapshot`));
+        session.close();
+      }
+      log(`heap snapshots after the load in ${path.relative(repositoryRoot, rawProfilesDir)}/`);
+    }
     const memory: Record<string, ProcessMemory | null> = {};
     const remember = (name: string, pid: number | undefined) => {
       const now = pid ? memoryOf(pid) : undefined;
@@ -648,6 +732,7 @@ async function main(): Promise<number> {
               peak_under_load_mb: rss.peak(name) ?? null,
               after_load_mb: now.rss_mb,
               lifetime_peak_mb: now.peak_rss_mb,
+              heap: heaps[name] ?? null,
             }
           : null;
     };
@@ -682,19 +767,6 @@ async function main(): Promise<number> {
         git: report.git,
         profile_s: config.profile_s,
         scenarios: [],
-      };
-      const inspectors: Record<Target, Record<string, string | undefined>> = {
-        stack: Object.fromEntries(
-          APPS.map((app) => [
-            app,
-            inspectorUrlInLog(path.join(repositoryRoot, '.data', 'test-logs', `${stack.ports.http}-${app}.log`)),
-          ]),
-        ),
-        baseline: { baseline: baseline.inspectorUrl },
-        passthrough: {
-          'passthrough Fastify': passthrough.front.inspectorUrl,
-          'passthrough gRPC server': passthrough.backend.inspectorUrl,
-        },
       };
       for (const scenario of all) {
         if (!results.find((result) => result.name === scenario.name)?.result) {

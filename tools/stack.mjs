@@ -13,6 +13,12 @@ export const APPS = ['identity', 'auth', 'platform', 'mailer', 'gateway'];
 
 export const appEntry = (app) => path.join(root, 'dist', 'apps', app, 'src', 'main.js');
 
+/**
+ * How the processes run (tools/node-runtime.json, also the image's): V8's heap sizing and glibc's
+ * allocator settings that keep their memory small. The environment given to `npm run up` wins.
+ */
+export const nodeRuntime = JSON.parse(fs.readFileSync(path.join(root, 'tools', 'node-runtime.json'), 'utf8'));
+
 // Every port the processes listen on, by variable, with the defaults of each app's src/config.ts.
 export const APP_PORTS = {
   IDENTITY_GRPC_PORT: 50051,

@@ -19,7 +19,7 @@ import readline from 'node:readline';
 
 import { formatLine, useColor } from './log-format.mjs';
 import { commandOutputToStderr, ensureDependencies, onSupportedNode, root, step } from './lib.mjs';
-import { APP_PORTS, appEntry, APPS, busyPorts, localHost, portOf, prepare } from './stack.mjs';
+import { APP_PORTS, appEntry, APPS, busyPorts, localHost, nodeRuntime, portOf, prepare } from './stack.mjs';
 
 const USAGE = `usage: npm run up [-- --pretty | --json]
   --pretty  readable, coloured log lines (the default on a terminal)
@@ -239,7 +239,8 @@ async function main() {
 
   step(`starting ${APPS.join(', ')}`);
   const startedAt = Date.now();
-  for (const app of APPS) launch(app, [appEntry(app)], 'app');
+  for (const [name, value] of Object.entries(nodeRuntime.environment)) env[name] ??= value;
+  for (const app of APPS) launch(app, [...nodeRuntime.nodeArguments, appEntry(app)], 'app');
   await announceWhenHealthy(startedAt);
 }
 

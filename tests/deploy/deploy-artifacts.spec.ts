@@ -1149,6 +1149,24 @@ describe('Dockerfile', () => {
     if (cmd.startsWith('[')) expect((JSON.parse(cmd) as string[])[0]).toMatch(/(^|\/)sh$/);
   });
 
+  it("the runtime stage runs node with tools/node-runtime.json's arguments and environment", () => {
+    // The same heap and allocator settings as `npm run up` and the test stack, where the bench measures them.
+    const runtimeSettings = JSON.parse(readText('tools', 'node-runtime.json')) as {
+      nodeArguments: string[];
+      environment: Record<string, string>;
+    };
+    const runtime = stage('runtime');
+    const cmd = runtime.instructions.filter((i) => i.keyword === 'CMD').pop()?.args ?? '';
+    expect(cmd).toContain(`exec node ${runtimeSettings.nodeArguments.join(' ')} `);
+    const env = runtime.instructions
+      .filter((i) => i.keyword === 'ENV')
+      .map((i) => i.args)
+      .join(' ');
+    for (const [name, value] of Object.entries(runtimeSettings.environment)) {
+      expect(env).toMatch(new RegExp(`\\b${name}=${value}\\b`));
+    }
+  });
+
   it('the runtime stage ships production dependencies, dist and proto only', () => {
     const runtime = stage('runtime');
     const copies = runtime.instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args);

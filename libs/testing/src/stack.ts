@@ -28,6 +28,11 @@ export interface StackOptions {
    * same databases, Redis and NATS; the `*_GRPC_ADDR` settings list every instance (round-robin).
    */
   instances?: number;
+  /**
+   * What runs: the TypeScript sources through SWC (the default), or the build in `dist/` the way
+   * `npm run up` and the images run it (`npm run build` first).
+   */
+  entry?: 'source' | 'dist';
 }
 
 /** One more instance of an app (scale-out): its own ports, otherwise the stack's environment. */
@@ -42,6 +47,21 @@ export interface Replica {
 }
 
 const GRPC_APPS = ['identity', 'auth', 'platform'] as const;
+
+/** How every service process runs (V8 heap sizing, glibc allocator), as `npm run up` and the image run it. */
+export const nodeRuntime = JSON.parse(
+  fs.readFileSync(path.join(repositoryRoot, 'tools', 'node-runtime.json'), 'utf8'),
+) as { nodeArguments: string[]; environment: Record<string, string> };
+
+/** Node's arguments that start one app from source (SWC) or from the build in dist/. */
+export function appArguments(app: AppName, entry: 'source' | 'dist' = 'source'): string[] {
+  return [
+    ...nodeRuntime.nodeArguments,
+    ...(entry === 'dist'
+      ? [path.join(repositoryRoot, 'dist', 'apps', app, 'src', 'main.js')]
+      : ['-r', path.join(repositoryRoot, 'tools/run-ts.cjs'), path.join(repositoryRoot, `apps/${app}/src/main.ts`)]),
+  ];
+}
 
 /** How long a process may take to come up: several start at once on a small, shared machine. */
 const START_TIMEOUT_MS = 90_000;
@@ -71,6 +91,7 @@ export class TestStack {
     readonly env: Record<string, string>,
     private readonly databases: string[],
     private readonly logDir: string,
+    private readonly entry: 'source' | 'dist' = 'source',
   ) {}
 
   static async start(options: StackOptions = {}): Promise<TestStack> {
@@ -122,6 +143,7 @@ export class TestStack {
       PUBLIC_URL: `http://127.0.0.1:${ports.http}`,
       HEALTH_PROBE_INTERVAL_MS: '250',
       HEALTH_PROBE_TIMEOUT_MS: '500',
+      ...nodeRuntime.environment,
       ...options.env,
     };
     const replicas: Replica[] = [];
@@ -145,7 +167,7 @@ export class TestStack {
     }
     const logDir = path.join(repositoryRoot, '.data', 'test-logs');
     fs.mkdirSync(logDir, { recursive: true });
-    const stack = new TestStack(apps, ports, env, Object.values(names), logDir);
+    const stack = new TestStack(apps, ports, env, Object.values(names), logDir, options.entry);
     stack.ownNats = nats;
     stack.ownNatsDir = natsDir;
     stack.replicas.push(...replicas);
@@ -171,11 +193,11 @@ export class TestStack {
   async startApp(app: AppName): Promise<void> {
     if (this.children.has(app)) return;
     const log = fs.openSync(path.join(this.logDir, `${this.ports.http}-${app}.log`), 'a');
-    const child = spawn(
-      process.execPath,
-      ['-r', path.join(repositoryRoot, 'tools/run-ts.cjs'), path.join(repositoryRoot, `apps/${app}/src/main.ts`)],
-      { cwd: repositoryRoot, env: { ...process.env, ...this.env }, stdio: ['ignore', log, log] },
-    );
+    const child = spawn(process.execPath, appArguments(app, this.entry), {
+      cwd: repositoryRoot,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', log, log],
+    });
     fs.closeSync(log);
     this.children.set(app, child);
     const exited = new Promise<never>((_, reject) =>
@@ -198,15 +220,11 @@ export class TestStack {
     const http = await freePort();
     const ops = await freePort();
     const log = fs.openSync(path.join(this.logDir, `${this.ports.http}-gateway-${http}.log`), 'a');
-    const child = spawn(
-      process.execPath,
-      ['-r', path.join(repositoryRoot, 'tools/run-ts.cjs'), path.join(repositoryRoot, 'apps/gateway/src/main.ts')],
-      {
-        cwd: repositoryRoot,
-        env: { ...process.env, ...this.env, GATEWAY_PORT: String(http), GATEWAY_OPS_PORT: String(ops) },
-        stdio: ['ignore', log, log],
-      },
-    );
+    const child = spawn(process.execPath, appArguments('gateway', this.entry), {
+      cwd: repositoryRoot,
+      env: { ...process.env, ...this.env, GATEWAY_PORT: String(http), GATEWAY_OPS_PORT: String(ops) },
+      stdio: ['ignore', log, log],
+    });
     fs.closeSync(log);
     this.extras.push(child);
     await waitFor('extra gateway', async () => ((await fetch(`http://127.0.0.1:${ops}/livez`)).ok ? true : undefined), {
@@ -229,15 +247,11 @@ export class TestStack {
     if (replica.grpc) own[`${upper}_GRPC_PORT`] = String(replica.grpc);
     if (replica.http) own.GATEWAY_PORT = String(replica.http);
     const log = fs.openSync(path.join(this.logDir, `${this.ports.http}-${replica.app}-${replica.index}.log`), 'a');
-    const child = spawn(
-      process.execPath,
-      [
-        '-r',
-        path.join(repositoryRoot, 'tools/run-ts.cjs'),
-        path.join(repositoryRoot, `apps/${replica.app}/src/main.ts`),
-      ],
-      { cwd: repositoryRoot, env: { ...process.env, ...this.env, ...own }, stdio: ['ignore', log, log] },
-    );
+    const child = spawn(process.execPath, appArguments(replica.app, this.entry), {
+      cwd: repositoryRoot,
+      env: { ...process.env, ...this.env, ...own },
+      stdio: ['ignore', log, log],
+    });
     fs.closeSync(log);
     this.replicaChildren.set(replica, child);
     const exited = new Promise<never>((_, reject) =>
