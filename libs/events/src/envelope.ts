@@ -13,6 +13,11 @@ export const envelope = <Type extends string, Data extends z.ZodType>(type: Type
     occurred_at: z.iso.datetime({ offset: true }),
     /** The `X-Request-Id` of the request that caused the event, when there was one (for the logs). */
     request_id: z.string().max(128).optional(),
+    /**
+     * Who caused the event, when a caller did: the subject (user id, or client id) of the request's
+     * access token. Auth's admin-action audit records it as the actor.
+     */
+    actor_id: z.string().max(200).optional(),
     data,
   });
 
@@ -112,6 +117,35 @@ export const userPasswordChanged = envelope(USER_PASSWORD_CHANGED, sessionEnding
 export const userDisabled = envelope(USER_DISABLED, sessionEndingData);
 export const userDeleted = envelope(USER_DELETED, sessionEndingData);
 
+/** A disabled user was enabled by an admin (it gets back `active`, or `pending` if it never set a password). */
+export const USER_ENABLED = 'identity.user.enabled';
+export const userEnabled = envelope(
+  USER_ENABLED,
+  z.object({ user_id: z.uuid(), org_id: z.string().min(1).max(64) }).strict(),
+);
+
+/** The user fields a `PATCH /v2/users/{id}` may change (contract §7), as `identity.user.updated` names them. */
+export const USER_PATCH_FIELDS = ['display_name', 'roles', 'phone', 'profile.locale', 'profile.timezone'] as const;
+
+/**
+ * An admin changed a user (`PATCH /v2/users/{id}`): which fields changed (never their values, but for
+ * the roles, which the audit shows before and after). No event when nothing changed.
+ */
+export const USER_UPDATED = 'identity.user.updated';
+export const userUpdated = envelope(
+  USER_UPDATED,
+  z
+    .object({
+      user_id: z.uuid(),
+      org_id: z.string().min(1).max(64),
+      changed: z.array(z.enum(USER_PATCH_FIELDS)).min(1),
+      /** Present when `roles` changed. */
+      roles_before: z.array(z.string().max(64)).max(20).optional(),
+      roles_after: z.array(z.string().max(64)).max(20).optional(),
+    })
+    .strict(),
+);
+
 /** Every event on the bus by its type (its subject): one schema each, shared by producers and consumers. */
 export const EVENT_SCHEMAS = {
   [USAGE_REPORTED]: usageReported,
@@ -121,6 +155,8 @@ export const EVENT_SCHEMAS = {
   [USER_PASSWORD_CHANGED]: userPasswordChanged,
   [USER_DISABLED]: userDisabled,
   [USER_DELETED]: userDeleted,
+  [USER_ENABLED]: userEnabled,
+  [USER_UPDATED]: userUpdated,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

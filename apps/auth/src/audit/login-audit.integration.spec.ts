@@ -1,4 +1,5 @@
 import { Caller } from '@acct/access-token';
+import { authV1 } from '@acct/contracts';
 
 import { VerifiedUser } from '../identity/identity.client';
 import { AuthHarness } from '../test-support/auth-harness';
@@ -30,6 +31,14 @@ const attempt = (fields: Partial<TokenRequest>): TokenRequest =>
     userAgent: 'audit-test/1.0',
     ...fields,
   });
+
+const list = (fields: Partial<authV1.ListLoginAuditRequest>): authV1.ListLoginAuditRequest => ({
+  limit: 0,
+  cursor: '',
+  userId: '',
+  outcome: '',
+  ...fields,
+});
 
 const callerOf = (roles: string[]): Caller => ({
   subject: USER.id,
@@ -90,7 +99,7 @@ describe('login audit (real Postgres)', () => {
   });
 
   it("lets the org's admins read their org's entries, newest first", async () => {
-    const entries = await harness.get(LoginAudit).list(callerOf(['admin']), 10, '');
+    const { entries } = await harness.get(LoginAudit).list(callerOf(['admin']), list({ limit: 10 }));
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       outcome: 'success',
@@ -101,7 +110,7 @@ describe('login audit (real Postgres)', () => {
   });
 
   it('refuses anyone else', async () => {
-    await expect(harness.get(LoginAudit).list(callerOf(['member']), 10, '')).rejects.toMatchObject({
+    await expect(harness.get(LoginAudit).list(callerOf(['member']), list({}))).rejects.toMatchObject({
       code: 'forbidden',
     });
   });

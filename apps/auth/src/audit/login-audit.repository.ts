@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
+import { AuditPosition, olderThan } from './audit-cursor';
 import { GroupCommit } from './group-commit';
 
-/** One recorded token request. */
+/** One token request to record. */
 export interface LoginAuditRecord {
   at: Date;
   grantType: string;
@@ -19,6 +20,9 @@ export interface LoginAuditRecord {
   outcome: string;
   reason: string;
 }
+
+/** One recorded token request. */
+export type LoginAuditRow = LoginAuditRecord & { id: string };
 
 /** The `login_audit` table. */
 @Injectable()
@@ -35,13 +39,25 @@ export class LoginAuditRepository {
     return this.writes.add(record);
   }
 
-  /** An org's entries, newest first, older than `before` when given. */
-  async listForOrg(orgId: string, before: Date | undefined, limit: number): Promise<LoginAuditRecord[]> {
-    const rows = await this.prisma.loginAuditEntry.findMany({
-      where: { orgId, ...(before ? { at: { lt: before } } : {}) },
-      orderBy: { at: 'desc' },
+  /**
+   * An org's entries, newest first, after `position` when given (keyset), of one subject and one
+   * outcome when given; `limit` rows at most.
+   */
+  listForOrg(
+    orgId: string,
+    filter: { subject?: string; outcome?: string },
+    position: AuditPosition | undefined,
+    limit: number,
+  ): Promise<LoginAuditRow[]> {
+    return this.prisma.loginAuditEntry.findMany({
+      where: {
+        orgId,
+        ...(filter.subject ? { subject: filter.subject } : {}),
+        ...(filter.outcome ? { outcome: filter.outcome } : {}),
+        ...olderThan(position),
+      },
+      orderBy: [{ at: 'desc' }, { id: 'desc' }],
       take: limit,
     });
-    return rows.map(({ id: _id, ...record }) => record);
   }
 }

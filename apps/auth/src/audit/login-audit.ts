@@ -5,6 +5,7 @@ import { DomainError, escapeControlCharacters } from '@acct/problem';
 import { Injectable, Logger } from '@nestjs/common';
 
 import { AUTHORIZE } from '../metrics/auth-metrics';
+import { decodeCursor, pageOf, pageSize } from './audit-cursor';
 import { LoginAuditRepository } from './login-audit.repository';
 
 /** What the audit keeps of a token request (never its secrets: password, client secret, refresh token). */
@@ -66,27 +67,36 @@ export class LoginAudit {
     }
   }
 
-  /** The caller's org's entries, newest first; only for callers holding the admin role. */
-  async list(caller: Caller, limit: number, before: string): Promise<authV1.LoginAuditEntry[]> {
+  /** The caller's org's entries, newest first, one page; only for callers holding the admin role. */
+  async list(caller: Caller, request: authV1.ListLoginAuditRequest): Promise<authV1.ListLoginAuditResponse> {
     requireRole(caller, 'admin', "Only the org's admins may read the login audit.");
-    const beforeDate = before ? new Date(before) : undefined;
-    if (beforeDate && Number.isNaN(beforeDate.getTime())) {
-      throw new DomainError('validation_failed', 'before must be an ISO 8601 time.', {
-        errors: [{ field: 'before', message: 'must be an ISO 8601 time' }],
+    const size = pageSize(request.limit);
+    if (request.outcome && request.outcome !== 'success' && request.outcome !== 'failure') {
+      throw new DomainError('validation_failed', 'outcome must be success or failure.', {
+        errors: [{ field: 'outcome', message: 'must be success or failure' }],
       });
     }
-    const rows = await this.repository.listForOrg(caller.orgId, beforeDate, Math.min(500, Math.max(1, limit || 100)));
-    return rows.map((row) => ({
-      at: row.at.toISOString(),
-      grantType: row.grantType,
-      username: row.username,
-      subject: row.subject ?? '',
-      clientId: row.clientId,
-      clientIp: row.clientIp,
-      deviceId: row.deviceId,
-      userAgent: row.userAgent,
-      outcome: row.outcome,
-      reason: row.reason,
-    }));
+    const rows = await this.repository.listForOrg(
+      caller.orgId,
+      { subject: request.userId || undefined, outcome: request.outcome || undefined },
+      decodeCursor(request.cursor),
+      size + 1,
+    );
+    const { rows: page, next } = pageOf(rows, size);
+    return {
+      entries: page.map((row) => ({
+        at: row.at.toISOString(),
+        grantType: row.grantType,
+        username: row.username,
+        subject: row.subject ?? '',
+        clientId: row.clientId,
+        clientIp: row.clientIp,
+        deviceId: row.deviceId,
+        userAgent: row.userAgent,
+        outcome: row.outcome,
+        reason: row.reason,
+      })),
+      nextCursor: next,
+    };
   }
 }

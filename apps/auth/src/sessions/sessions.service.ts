@@ -3,6 +3,7 @@ import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
+import { ADMIN_ACTIONS, AdminAudit } from '../audit/admin-audit';
 import { IdentityClient } from '../identity/identity.client';
 import { StoredSession } from '../refresh/refresh-token.repository';
 import { RefreshTokenService } from '../refresh/refresh-token.service';
@@ -17,13 +18,14 @@ const notFound = (what = 'user') => new DomainError('not_found', `No such ${what
  * users:write (revoke). Whether another user is of the caller's org is identity's to say, asked with
  * the caller's own token: another org's user and an unknown one are both 404. Revoking goes through
  * RefreshTokenService, which also revokes the access tokens issued from the family (the one
- * revocation mechanism, within 1 s).
+ * revocation mechanism, within 1 s). Every revocation is written to the admin-action audit.
  */
 @Injectable()
 export class SessionsService {
   constructor(
     private readonly refreshTokens: RefreshTokenService,
     private readonly identity: IdentityClient,
+    private readonly audit: AdminAudit,
     private readonly clock: Clock,
   ) {}
 
@@ -38,13 +40,30 @@ export class SessionsService {
     const sessions = await this.refreshTokens.sessionsOf(caller.orgId, user);
     if (!sessions.some((session) => session.id === sessionId)) throw notFound('session');
     await this.refreshTokens.revokeFamily(sessionId);
+    await this.audit.record({
+      orgId: caller.orgId,
+      actorId: caller.subject,
+      action: ADMIN_ACTIONS.sessionRevoked,
+      targetType: 'session',
+      targetId: sessionId,
+      details: { user_id: user },
+    });
   }
 
   /** Every session of the user, and every access token issued to it before now. */
   async revokeAll(caller: Caller, callerToken: string, userId: string): Promise<number> {
     const user = await this.target(caller, callerToken, userId, 'users:write');
     // Up to and including this millisecond: a session begun as the request arrives ends too.
-    return this.refreshTokens.revokeUser(caller.orgId, user, this.clock.now() + 1);
+    const revoked = await this.refreshTokens.revokeUser(caller.orgId, user, this.clock.now() + 1);
+    await this.audit.record({
+      orgId: caller.orgId,
+      actorId: caller.subject,
+      action: ADMIN_ACTIONS.sessionsRevoked,
+      targetType: 'user',
+      targetId: user,
+      details: { revoked_sessions: String(revoked) },
+    });
+    return revoked;
   }
 
   /** The user id the caller may act on, or the refusal. */

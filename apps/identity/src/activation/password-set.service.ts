@@ -94,6 +94,7 @@ export class PasswordSetService {
             expires_at: token.expiresAt.toISOString(),
           },
           now,
+          caller,
         );
       }
       return token;

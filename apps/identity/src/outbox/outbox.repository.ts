@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { Caller } from '@acct/access-token';
 import { EventData, EventType } from '@acct/events';
 import { currentRequestId } from '@acct/observability';
 import { Injectable } from '@nestjs/common';
@@ -20,9 +21,16 @@ export class OutboxRepository {
 
   /**
    * Writes an event in the caller's transaction: it exists exactly when the change it describes does.
-   * `data` is typed by the event's schema in @acct/events (the one its consumers parse).
+   * `data` is typed by the event's schema in @acct/events (the one its consumers parse). `actor` is
+   * the caller whose request caused it (auth's admin-action audit records it as `actor_id`).
    */
-  async append<Type extends EventType>(db: Db, type: Type, data: EventData<Type>, occurredAt: Date): Promise<string> {
+  async append<Type extends EventType>(
+    db: Db,
+    type: Type,
+    data: EventData<Type>,
+    occurredAt: Date,
+    actor?: Pick<Caller, 'subject'>,
+  ): Promise<string> {
     const id = randomUUID();
     // The request id travels with the event, so the consumers' log lines about it carry it too.
     const requestId = currentRequestId();
@@ -32,6 +40,7 @@ export class OutboxRepository {
       version: 1,
       occurred_at: occurredAt.toISOString(),
       ...(requestId ? { request_id: requestId } : {}),
+      ...(actor?.subject ? { actor_id: actor.subject } : {}),
       data,
     };
     await db.outboxEvent.create({ data: { id, type, payload, createdAt: occurredAt } });

@@ -172,6 +172,7 @@ export class CreateUserService {
             : {}),
         },
         now,
+        caller,
       );
       await claim.complete(message, db);
       return message;

@@ -33,6 +33,7 @@ export class DeleteUserService {
         USER_DELETED,
         { user_id: user.id, org_id: user.orgId, occurred_at: now.toISOString() },
         now,
+        caller,
       );
     });
     this.relay.nudge();

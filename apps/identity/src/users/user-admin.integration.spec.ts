@@ -1,5 +1,5 @@
 import { Caller, scopesOfRoles } from '@acct/access-token';
-import { userDeleted, userDisabled } from '@acct/events';
+import { userDeleted, userDisabled, userEnabled, userUpdated } from '@acct/events';
 
 import { PrismaService } from '../prisma/prisma.service';
 import { callerOf, domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
@@ -269,6 +269,24 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       });
     });
 
+    it('writes identity.user.updated with the changed fields, the roles before and after and the actor, and no event when nothing changed', async () => {
+      const user = await create(acme, { displayName: 'Before' });
+      await updates.update(acme.admin, user.id, [], { displayName: 'After', roles: ['viewer', 'member'] });
+      const [event, ...more] = await eventsOf('identity.user.updated', user.id);
+      expect(more).toEqual([]);
+      const parsed = userUpdated.parse(event?.payload);
+      expect(parsed.actor_id).toBe(acme.admin.subject);
+      expect(parsed.data).toEqual({
+        user_id: user.id,
+        org_id: acme.orgId,
+        changed: ['display_name', 'roles'],
+        roles_before: ['member'],
+        roles_after: ['viewer', 'member'],
+      });
+      await updates.update(acme.admin, user.id, [], { displayName: 'After', roles: ['member', 'viewer'] });
+      expect(await eventsOf('identity.user.updated', user.id)).toHaveLength(1);
+    });
+
     it('changes the ETag with every change, also of fields the User does not show, and keeps it while nothing changes', async () => {
       const user = await create(acme);
       const read = await reads.get(acme.admin, user.id);
@@ -362,10 +380,17 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       const [event] = await eventsOf('identity.user.disabled', pending.id);
       const parsed = userDisabled.parse(event?.payload);
       expect(parsed.data).toEqual({ user_id: pending.id, org_id: acme.orgId, occurred_at: parsed.occurred_at });
+      expect(parsed.actor_id).toBe(acme.admin.subject);
       expect(await statuses.disable(acme.admin, pending.id, [])).toEqual(disabled);
       expect(await eventsOf('identity.user.disabled', pending.id)).toHaveLength(1);
       expect((await statuses.enable(acme.admin, pending.id, [])).status).toBe('pending');
       expect((await statuses.enable(acme.admin, pending.id, [])).status).toBe('pending');
+      const enabled = await eventsOf('identity.user.enabled', pending.id);
+      expect(enabled).toHaveLength(1); // the second enable changed nothing
+      expect(userEnabled.parse(enabled[0]?.payload)).toMatchObject({
+        actor_id: acme.admin.subject,
+        data: { user_id: pending.id, org_id: acme.orgId },
+      });
 
       const admin = await create(acme, { roles: ['admin'] });
       await prisma.user.update({ where: { id: admin.id }, data: { status: 'active', activatedAt: new Date() } });
@@ -449,7 +474,10 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect((await failure(deletes.delete(acme.admin, user.id, []))).code).toBe('not_found');
       expect(await prisma.passwordSetToken.count({ where: { userId: user.id } })).toBe(0);
       const [event] = await eventsOf('identity.user.deleted', user.id);
-      expect(userDeleted.parse(event?.payload).data).toMatchObject({ user_id: user.id, org_id: acme.orgId });
+      expect(userDeleted.parse(event?.payload)).toMatchObject({
+        actor_id: acme.admin.subject,
+        data: { user_id: user.id, org_id: acme.orgId },
+      });
       const again = await create(globex, { email: 'leaving@acme.example.com', phone: '+33612345678' });
       expect(again).toMatchObject({ email: 'leaving@acme.example.com', phone: '+33612345678' });
     });

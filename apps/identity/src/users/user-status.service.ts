@@ -1,7 +1,7 @@
 import { Caller } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { identityV1 } from '@acct/contracts';
-import { USER_DISABLED } from '@acct/events';
+import { USER_DISABLED, USER_ENABLED } from '@acct/events';
 import { Injectable } from '@nestjs/common';
 
 import { OutboxRelay } from '../outbox/outbox.relay';
@@ -13,7 +13,8 @@ import { UsersRepository } from './users.repository';
 /**
  * `DisableUser` / `EnableUser` (contract §7). A disabled user cannot sign in, and the
  * `identity.user.disabled` event, written in the same transaction, has auth revoke its tokens. Both
- * are idempotent: disabling a disabled user changes nothing and writes no event. Enabling gives back
+ * are idempotent: disabling a disabled user changes nothing and writes no event. Enabling writes
+ * `identity.user.enabled` (for the admin-action audit), and nothing when the user was not disabled. Enabling gives back
  * the status the user had: `active` once it has set a password, else `pending`.
  */
 @Injectable()
@@ -37,6 +38,7 @@ export class UserStatusService {
         USER_DISABLED,
         { user_id: user.id, org_id: user.orgId, occurred_at: now.toISOString() },
         now,
+        caller,
       );
       return disabled;
     });
@@ -45,11 +47,14 @@ export class UserStatusService {
   }
 
   async enable(caller: Caller, id: string, ifMatch: readonly string[]): Promise<identityV1.User> {
-    const user = await this.changes.run(caller, id, ifMatch, (db, user) =>
-      user.status === 'disabled'
-        ? this.users.update(db, user, { status: user.activatedAt ? 'active' : 'pending' }, this.clock.date())
-        : Promise.resolve(user),
-    );
+    const user = await this.changes.run(caller, id, ifMatch, async (db, user) => {
+      if (user.status !== 'disabled') return user;
+      const now = this.clock.date();
+      const enabled = await this.users.update(db, user, { status: user.activatedAt ? 'active' : 'pending' }, now);
+      await this.outbox.append(db, USER_ENABLED, { user_id: user.id, org_id: user.orgId }, now, caller);
+      return enabled;
+    });
+    this.relay.nudge();
     return toUserMessage(user);
   }
 }

@@ -65,10 +65,14 @@ export interface GetJwksResponse {
 }
 
 export interface ListLoginAuditRequest {
-  /** At most this many entries (1-500, default 100). */
+  /** At most this many entries (1-100, default 20). */
   limit: number;
-  /** Only entries before this ISO 8601 time (for paging); empty: the latest. */
-  before: string;
+  /** The next_cursor of the page before; empty: the newest. */
+  cursor: string;
+  /** Only the entries of this user (its logins and the failed ones of its e-mail or phone); empty: all. */
+  userId: string;
+  /** success | failure; empty: both. */
+  outcome: string;
 }
 
 export interface LoginAuditEntry {
@@ -87,6 +91,38 @@ export interface LoginAuditEntry {
 
 export interface ListLoginAuditResponse {
   entries: LoginAuditEntry[];
+  /** Opaque; empty on the last page. */
+  nextCursor: string;
+}
+
+export interface ListAdminAuditRequest {
+  /** At most this many entries (1-100, default 20). */
+  limit: number;
+  /** The next_cursor of the page before; empty: the newest. */
+  cursor: string;
+}
+
+export interface AdminAuditEntry {
+  id: string;
+  /** ISO 8601 time of the action. */
+  at: string;
+  /** The user (or client) who acted; empty when not known. */
+  actorId: string;
+  /** user.updated, user.disabled, session.revoked, … (docs/reference.md, "Audit"). */
+  action: string;
+  /** user | session */
+  targetType: string;
+  targetId: string;
+  /** X-Request-Id of the request; empty when there was none. */
+  requestId: string;
+  /** A JSON object of what changed (field names, roles before and after); empty when nothing to say. */
+  detailsJson: string;
+}
+
+export interface ListAdminAuditResponse {
+  entries: AdminAuditEntry[];
+  /** Opaque; empty on the last page. */
+  nextCursor: string;
 }
 
 /** The user is the caller (its access token), never a field of the request. */
@@ -316,11 +352,18 @@ export interface AuthServiceClient {
   getJwks(request: GetJwksRequest, metadata?: Metadata): Observable<GetJwksResponse>;
 
   /**
-   * The latest token requests of the caller's org, newest first: for the org's admins (a caller
-   * holding the admin role); others get PERMISSION_DENIED.
+   * GET /v2/audit/logins: the token requests of the caller's org, newest first, one page (keyset
+   * pagination): for the org's admins (a caller holding the admin role); others get PERMISSION_DENIED.
    */
 
   listLoginAudit(request: ListLoginAuditRequest, metadata?: Metadata): Observable<ListLoginAuditResponse>;
+
+  /**
+   * GET /v2/audit/events: the admin actions of the caller's org (contract §7: who, what, target,
+   * when, request id), newest first, one page; for the org's admins, like ListLoginAudit.
+   */
+
+  listAdminAudit(request: ListAdminAuditRequest, metadata?: Metadata): Observable<ListAdminAuditResponse>;
 
   /**
    * POST /v2/users/me/mfa/totp: a new TOTP secret for the calling user (a user token with users:read;
@@ -439,14 +482,24 @@ export interface AuthServiceController {
   ): Promise<GetJwksResponse> | Observable<GetJwksResponse> | GetJwksResponse;
 
   /**
-   * The latest token requests of the caller's org, newest first: for the org's admins (a caller
-   * holding the admin role); others get PERMISSION_DENIED.
+   * GET /v2/audit/logins: the token requests of the caller's org, newest first, one page (keyset
+   * pagination): for the org's admins (a caller holding the admin role); others get PERMISSION_DENIED.
    */
 
   listLoginAudit(
     request: ListLoginAuditRequest,
     metadata?: Metadata,
   ): Promise<ListLoginAuditResponse> | Observable<ListLoginAuditResponse> | ListLoginAuditResponse;
+
+  /**
+   * GET /v2/audit/events: the admin actions of the caller's org (contract §7: who, what, target,
+   * when, request id), newest first, one page; for the org's admins, like ListLoginAudit.
+   */
+
+  listAdminAudit(
+    request: ListAdminAuditRequest,
+    metadata?: Metadata,
+  ): Promise<ListAdminAuditResponse> | Observable<ListAdminAuditResponse> | ListAdminAuditResponse;
 
   /**
    * POST /v2/users/me/mfa/totp: a new TOTP secret for the calling user (a user token with users:read;
@@ -591,6 +644,7 @@ export function AuthServiceControllerMethods() {
       "issueToken",
       "getJwks",
       "listLoginAudit",
+      "listAdminAudit",
       "enrollTotp",
       "confirmTotp",
       "checkAuthorization",

@@ -1,0 +1,110 @@
+import {
+  DurableConsumer,
+  EVENT_SCHEMAS,
+  PASSWORD_RESET_REQUESTED,
+  STREAMS,
+  USER_CREATED,
+  USER_DELETED,
+  USER_DISABLED,
+  USER_ENABLED,
+  USER_UPDATED,
+} from '@acct/events';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { JsMsg } from 'nats';
+
+import { AUTH_CONFIG, AuthConfig } from '../config';
+import { ADMIN_ACTIONS, AdminAudit } from './admin-audit';
+import { AdminAuditDetails } from './admin-audit.repository';
+
+/** Identity's events that are admin actions, and the action the audit records for each. */
+const AUDITED = {
+  [USER_CREATED]: ADMIN_ACTIONS.userCreated,
+  [USER_UPDATED]: ADMIN_ACTIONS.userUpdated,
+  [USER_DISABLED]: ADMIN_ACTIONS.userDisabled,
+  [USER_ENABLED]: ADMIN_ACTIONS.userEnabled,
+  [USER_DELETED]: ADMIN_ACTIONS.userDeleted,
+  [PASSWORD_RESET_REQUESTED]: ADMIN_ACTIONS.passwordResetRequested,
+} as const;
+type AuditedType = keyof typeof AUDITED;
+
+const isAudited = (subject: string): subject is AuditedType => Object.hasOwn(AUDITED, subject);
+
+/**
+ * Writes identity's admin actions (creating, changing, disabling, enabling, deleting a user, asking
+ * for a password reset) to the admin-action audit (docs/events.md). Identity writes each event in the
+ * transaction of the change (outbox), so an action is audited exactly when it happened: after the
+ * relay's and this consumer's delay (asynchronously), and durably (an event that arrives while auth
+ * or Postgres is away is redelivered until it is recorded). The entry's id is the event's id: a
+ * redelivered event is recorded once.
+ */
+@Injectable()
+export class AdminAuditEventsConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('admin-audit-events');
+  private readonly consumer: DurableConsumer;
+
+  constructor(
+    private readonly audit: AdminAudit,
+    @Inject(AUTH_CONFIG) config: AuthConfig,
+  ) {
+    this.consumer = new DurableConsumer({
+      natsUrl: config.NATS_URL,
+      name: 'auth-admin-audit',
+      stream: STREAMS.identity,
+      durable: 'auth-admin-audit',
+      // One filter (NATS 2.9); the other identity.user events are acknowledged unread.
+      filterSubject: 'identity.user.>',
+      handle: (message) => this.handle(message),
+      logger: this.logger,
+    });
+  }
+
+  onApplicationBootstrap() {
+    this.consumer.start();
+  }
+
+  async onModuleDestroy() {
+    await this.consumer.stop();
+  }
+
+  async handle(message: JsMsg): Promise<'ack' | 'retry' | 'reject'> {
+    const type = message.subject;
+    if (!isAudited(type)) return 'ack';
+    let json: unknown;
+    try {
+      json = JSON.parse(message.string());
+    } catch {
+      json = undefined;
+    }
+    const parsed = EVENT_SCHEMAS[type].safeParse(json);
+    if (!parsed.success) {
+      this.logger.warn(`rejected ${type} #${message.seq}: ${parsed.error.message}`);
+      return 'reject';
+    }
+    const event = parsed.data;
+    await this.audit.store({
+      eventId: event.id,
+      orgId: event.data.org_id,
+      actorId: event.actor_id ?? '',
+      action: AUDITED[type],
+      targetType: 'user',
+      targetId: event.data.user_id,
+      requestId: event.request_id ?? '',
+      at: new Date(event.occurred_at),
+      details: 'changed' in event.data ? updateDetails(event.data) : undefined,
+    });
+    return 'ack';
+  }
+}
+
+/** What an `identity.user.updated` says changed: field names, and the roles before and after. */
+function updateDetails(data: {
+  changed: string[];
+  roles_before?: string[];
+  roles_after?: string[];
+}): AdminAuditDetails {
+  return {
+    changed: data.changed,
+    ...(data.roles_before ? { roles_before: data.roles_before } : {}),
+    ...(data.roles_after ? { roles_after: data.roles_after } : {}),
+  };
+}
