@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { LockoutModule } from '../lockout/lockout.module';
 import { MfaModule } from '../mfa/mfa.module';
@@ -11,7 +12,7 @@ import { UserAdminGrpcController } from './user-admin.grpc-controller';
 
 /** Contract §7's admin actions on a user's sign-in: unlock, and MFA removal (also by the user itself). */
 @Module({
-  imports: [IdentityModule, LockoutModule, MfaModule],
+  imports: [IdentityModule, LockoutModule, MfaModule, AuditModule],
   providers: [AdminTarget, AdminActions, UnlockUserService, RemoveMfaService],
   controllers: [UserAdminGrpcController],
 })
