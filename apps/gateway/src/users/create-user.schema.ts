@@ -1,8 +1,8 @@
 import { ROLES } from '@acct/access-token';
 import { z } from 'zod';
 
-const CONTROL_CHARACTERS = /\p{Cc}/u;
-const codePoints = (value: string) => [...value].length;
+export const CONTROL_CHARACTERS = /\p{Cc}/u;
+export const codePoints = (value: string) => [...value].length;
 
 /** A BCP 47 language tag that Intl understands (`zh-CN`, `en`, `pt-BR`). */
 export function isLanguageTag(value: string): boolean {
@@ -27,6 +27,12 @@ export function isTimeZone(value: string): boolean {
 
 const trimmed = z.string().transform((value) => value.trim());
 
+/** `roles` where a request sets them (creation, PATCH): known roles, at least one, none twice. */
+export const roleList = z
+  .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))
+  .min(1, 'must name at least one role')
+  .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role');
+
 /** `POST /v2/users` body (interface §4.1, contract §3); unknown fields are refused. */
 export const createUserBody = z
   .object({
@@ -46,11 +52,7 @@ export const createUserBody = z
       .refine((value) => codePoints(value) >= 8, 'must be at least 8 characters')
       .refine((value) => codePoints(value) <= 128, 'must be at most 128 characters')
       .optional(),
-    roles: z
-      .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))
-      .min(1, 'must name at least one role')
-      .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role')
-      .optional(),
+    roles: roleList.optional(),
     org_id: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
     send_activation: z.boolean().optional(),
     phone: z

@@ -1,10 +1,6 @@
-import { ROLES } from '@acct/access-token';
 import { z } from 'zod';
 
-import { isLanguageTag, isTimeZone } from './create-user.schema';
-
-const CONTROL_CHARACTERS = /\p{Cc}/u;
-const codePoints = (value: string) => [...value].length;
+import { codePoints, CONTROL_CHARACTERS, isLanguageTag, isTimeZone, roleList } from './create-user.schema';
 
 /** `GET /v2/users` query (contract §7). Unknown parameters are ignored. */
 export const listUsersQuery = z.object({
@@ -33,11 +29,7 @@ export const patchUserBody = z
       .refine((value) => codePoints(value) <= 64, 'must be at most 64 characters')
       .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters')
       .optional(),
-    roles: z
-      .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }))
-      .min(1, 'must name at least one role')
-      .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role')
-      .optional(),
+    roles: roleList.optional(),
     phone: z
       .string()
       .max(32, 'must be at most 32 characters')
