@@ -1,8 +1,10 @@
 import { DomainError } from '@acct/problem';
 import { BadRequestException, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
+import { ArgumentsHost } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
+import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
 import { ProblemFilter } from './problem.filter';
 import { RouteTable } from './route-table';
 
@@ -49,5 +51,75 @@ describe('ProblemFilter', () => {
     );
     expect({ status: error.status, code: error.code }).toEqual({ status: 500, code: 'internal_error' });
     expect(error.detail).not.toMatch(/SELECT|10\.0\.0\.3/);
+  });
+
+  describe('for a request no hook ran for', () => {
+    /** A reply that records its headers and whether, and with what status, it was sent. */
+    const reply = () => {
+      const headers = new Map<string, string>();
+      const sent = { status: 0, body: '' };
+      const fake = {
+        sent: false,
+        hasHeader: (name: string) => headers.has(name),
+        header(name: string, value: string) {
+          headers.set(name, value);
+          return fake;
+        },
+        status(code: number) {
+          sent.status = code;
+          return fake;
+        },
+        send(body: string) {
+          sent.body = body;
+          fake.sent = true;
+          return fake;
+        },
+      };
+      return { fake, headers, sent };
+    };
+    const hostOf = (fake: unknown) =>
+      ({
+        switchToHttp: () => ({
+          getRequest: () => ({ method: 'GET', url: '/%zz', id: 'req-1' }),
+          getResponse: () => fake,
+        }),
+      }) as unknown as ArgumentsHost;
+    const withLimiter = (limit: LimitRequest | undefined) =>
+      new ProblemFilter(routes, {
+        get: (token: unknown) => {
+          if (token !== LIMIT_REQUEST || !limit) throw new Error('no provider');
+          return limit;
+        },
+      } as unknown as ModuleRef);
+
+    it('counts it with the limiter rate-limits/ provides, then sends the problem with its headers', async () => {
+      const { fake, headers, sent } = reply();
+      const limit: LimitRequest = (_request, answer: FastifyReply) => {
+        void answer.header('X-RateLimit-Limit', '10');
+        return Promise.resolve();
+      };
+      await withLimiter(limit).catch(new NotFoundException(), hostOf(fake));
+      expect(headers.get('X-RateLimit-Limit')).toBe('10');
+      expect(sent.status).toBe(404);
+      expect(JSON.parse(sent.body)).toMatchObject({ code: 'not_found', request_id: 'req-1' });
+    });
+
+    it('lets the limiter answer 429 itself: nothing more is sent', async () => {
+      const { fake, sent } = reply();
+      const limit: LimitRequest = (_request, answer: FastifyReply) => {
+        (answer as unknown as { send: (body: string) => void }).send('{"code":"rate_limited"}');
+        return Promise.resolve();
+      };
+      await withLimiter(limit).catch(new NotFoundException(), hostOf(fake));
+      expect(sent.body).toBe('{"code":"rate_limited"}');
+    });
+
+    it('still sends the problem when there is no limiter (or it fails)', async () => {
+      for (const limit of [undefined, () => Promise.reject(new Error('redis down'))]) {
+        const { fake, sent } = reply();
+        await withLimiter(limit).catch(new NotFoundException(), hostOf(fake));
+        expect(sent.status).toBe(404);
+      }
+    });
   });
 });
