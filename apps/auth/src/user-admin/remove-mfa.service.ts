@@ -2,10 +2,10 @@ import { Caller, requireScope, requireUser, USERS_READ_SCOPE } from '@acct/acces
 import { DomainError, validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
+import { ADMIN_ACTIONS, AdminAudit } from '../audit/admin-audit';
 import { CurrentPassword } from '../mfa/current-password';
 import { MfaPolicy } from '../mfa/mfa.policy';
 import { MfaRepository } from '../mfa/mfa.repository';
-import { AdminActions } from './admin-actions';
 import { AdminTarget } from './admin-target';
 
 /**
@@ -18,7 +18,9 @@ import { AdminTarget } from './admin-target';
  *   per 15 minutes), so a stolen access token is neither a password nor a code oracle. Without a
  *   confirmed factor there is no code to ask for: a pending enrolment is dropped after the password.
  * - An admin of the user's org (users:write) removes it without either (the user lost its
- *   authenticator); the action is audited. Another org's user is 404.
+ *   authenticator). Another org's user is 404.
+ *
+ * Both are recorded in the admin audit (`user.mfa_removed`, details `by`: `admin` or `self`).
  *
  * Idempotent: removing MFA that is off answers the same success.
  */
@@ -29,7 +31,7 @@ export class RemoveMfaService {
     private readonly currentPassword: CurrentPassword,
     private readonly mfa: MfaPolicy,
     private readonly factors: MfaRepository,
-    private readonly actions: AdminActions,
+    private readonly audit: AdminAudit,
   ) {}
 
   async remove(caller: Caller, callerToken: string, userId: string, password: string, mfaCode: string): Promise<void> {
@@ -38,7 +40,7 @@ export class RemoveMfaService {
     }
     const user = await this.target.resolve(caller, callerToken, userId, "Only admins may remove another user's MFA.");
     await this.factors.removeFactor(user.id);
-    await this.actions.record(caller, 'user.mfa_removed', user.id);
+    await this.recorded(caller, user.id, 'admin');
   }
 
   private async removeOwn(caller: Caller, callerToken: string, password: string, mfaCode: string): Promise<void> {
@@ -58,6 +60,19 @@ export class RemoveMfaService {
     }
     await this.currentPassword.release(proof);
     await this.factors.removeFactor(caller.subject);
+    await this.recorded(caller, caller.subject, 'self');
+  }
+
+  /** The admin audit's entry: who removed whose MFA, and whether as an admin or as the user itself. */
+  private recorded(caller: Caller, userId: string, by: 'admin' | 'self'): Promise<void> {
+    return this.audit.record({
+      orgId: caller.orgId,
+      actorId: caller.subject,
+      action: ADMIN_ACTIONS.mfaRemoved,
+      targetType: 'user',
+      targetId: userId,
+      details: { by },
+    });
   }
 }
 

@@ -1,28 +1,34 @@
 import { Caller } from '@acct/access-token';
 import { Injectable } from '@nestjs/common';
 
+import { ADMIN_ACTIONS, AdminAudit } from '../audit/admin-audit';
 import { LockoutReset } from '../lockout/lockout-reset';
-import { AdminActions } from './admin-actions';
 import { AdminTarget } from './admin-target';
 
 /**
  * An admin's unlock (contract §7 `DELETE /v2/users/{id}/lockout`): the user's (username, IP) lockouts
  * and its account-wide ceiling are forgotten, under every name its logins may be counted under: its
  * e-mail and phone as typed keys, and the canonical `user:<id>` / `email:` / `phone:` keys identity's
- * ResolveLoginKey gives. Idempotent: a user with no lock is "unlocked" too.
+ * ResolveLoginKey gives. Idempotent: a user with no lock is "unlocked" too. Recorded in the admin audit.
  */
 @Injectable()
 export class UnlockUserService {
   constructor(
     private readonly target: AdminTarget,
     private readonly reset: LockoutReset,
-    private readonly actions: AdminActions,
+    private readonly audit: AdminAudit,
   ) {}
 
   async unlock(caller: Caller, callerToken: string, userId: string): Promise<void> {
     const user = await this.target.resolve(caller, callerToken, userId, 'Only admins may unlock a user.');
     await this.reset.clear(loginKeysOf(user));
-    await this.actions.record(caller, 'user.lockout_cleared', user.id);
+    await this.audit.record({
+      orgId: caller.orgId,
+      actorId: caller.subject,
+      action: ADMIN_ACTIONS.lockoutCleared,
+      targetType: 'user',
+      targetId: user.id,
+    });
   }
 }
 

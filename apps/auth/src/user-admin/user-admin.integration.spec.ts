@@ -81,6 +81,12 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
     return code;
   }
 
+  /** The admin audit's entries of `action` on `who`, oldest first. */
+  const auditOf = (who: Account, action: string) =>
+    database.query<{ org_id: string; actor_id: string; target_type: string; details: unknown }>(
+      'SELECT org_id, actor_id, target_type, details FROM admin_audit WHERE target_id = $1 AND action = $2 ORDER BY at',
+      [who.id, action],
+    );
   const count = async (sql: string, parameters: unknown[]) =>
     Number((await database.query<{ n: string }>(sql, parameters))[0].n);
 
@@ -112,6 +118,9 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
       expect(await outcomeOf(login(MEMBER, { clientIp: ip }))).toBe('login_locked');
       await unlocks.unlock(as(ADMIN).caller, as(ADMIN).token, MEMBER.id);
       expect(await outcomeOf(login(MEMBER, { clientIp: ip }))).toBe('ok');
+      expect(await auditOf(MEMBER, 'user.lockout_cleared')).toEqual([
+        { org_id: ORG, actor_id: ADMIN.id, target_type: 'user', details: null },
+      ]);
     });
 
     it('clears the account-wide ceiling and the counts under every login key (e-mail, phone, canonical)', async () => {
@@ -177,6 +186,9 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
 
       await removals.remove(as(ADMIN).caller, as(ADMIN).token, VIEWER.id, '', '');
       expect(await outcomeOf(login(VIEWER))).toBe('ok');
+      expect(await auditOf(VIEWER, 'user.mfa_removed')).toEqual([
+        { org_id: ORG, actor_id: ADMIN.id, target_type: 'user', details: { by: 'admin' } },
+      ]);
       expect(await count('SELECT count(*) AS n FROM mfa_totp WHERE user_id = $1', [VIEWER.id])).toBe(0);
       expect(await count('SELECT count(*) AS n FROM mfa_recovery_codes WHERE user_id = $1', [VIEWER.id])).toBe(0);
       // Again: nothing left to remove, the same success.
@@ -221,9 +233,13 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
       harness.clock.advance(16 * 60_000);
     });
 
-    it('removes the factor with the password and a current TOTP code', async () => {
+    it('removes the factor with the password and a current TOTP code, and records it as by the user itself', async () => {
+      expect(await auditOf(MEMBER, 'user.mfa_removed')).toEqual([]);
       await removals.remove(as(MEMBER).caller, as(MEMBER).token, MEMBER.id, PASSWORD, code());
       expect(await outcomeOf(login(MEMBER))).toBe('ok');
+      expect(await auditOf(MEMBER, 'user.mfa_removed')).toEqual([
+        { org_id: ORG, actor_id: MEMBER.id, target_type: 'user', details: { by: 'self' } },
+      ]);
     });
 
     it('also takes an unused recovery code as the current code (the authenticator is lost)', async () => {
