@@ -1,11 +1,5 @@
-import { request, TestStack, totp } from '@acct/testing';
+import { Bootstrap, request, TestStack, totp } from '@acct/testing';
 
-interface Bootstrap {
-  org_id: string;
-  admin_user_id: string;
-  client_id: string;
-  client_secret: string | null;
-}
 interface Answer {
   access_token?: string;
   token?: string;

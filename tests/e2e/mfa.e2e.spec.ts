@@ -1,14 +1,8 @@
 import { execFileSync } from 'node:child_process';
 
-import { repositoryRoot, request, TestStack } from '@acct/testing';
+import { Bootstrap, repositoryRoot, request, TestStack } from '@acct/testing';
 import pg from 'pg';
 
-interface Bootstrap {
-  org_id: string;
-  admin_user_id: string;
-  client_id: string;
-  client_secret: string | null;
-}
 interface Answer {
   access_token?: string;
   secret?: string;
