@@ -1,12 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { Logger } from 'pino';
 
+/** Lines are gathered up to this many bytes (some 15 lines) before one write(2)… */
+export const ACCESS_LOG_BUFFER_BYTES = 4096;
+/** …and written at the latest this long after they were logged, however quiet the gateway is. */
+export const ACCESS_LOG_FLUSH_MS = 250;
+
 /**
  * Where access log lines go by default: stdout, written asynchronously (pino's SonicBoom with
- * `sync: false`), so a request never waits for the write. `flushSync()` it before the process exits.
+ * `sync: false`), so a request never waits for the write, and in batches: one write per
+ * ACCESS_LOG_BUFFER_BYTES or ACCESS_LOG_FLUSH_MS rather than one per request (the per-line write was
+ * the gateway's largest self-time item on the read path). `flushSync()` it before the process exits.
  */
 export function asyncStdout(): pino.DestinationStream & { flushSync(): void } {
-  return pino.destination({ dest: 1, sync: false });
+  return pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: ACCESS_LOG_BUFFER_BYTES,
+    periodicFlush: ACCESS_LOG_FLUSH_MS,
+  });
 }
 
 /**
