@@ -172,6 +172,49 @@ export class RefreshTokenRepository {
   }
 
   /**
+   * The common rotation in one statement (its own transaction, so one round trip instead of five): takes
+   * the family's lock shared, claims the first use of the token with `tokenHash` when it is usable now
+   * (not used, not revoked, not expired, issued to `clientId` when given) and inserts its successor
+   * `next` with the same grant. Answers the claimed token as it is then; undefined when nothing was
+   * claimed (no such token, or not usable, or used before): then nothing changed and the caller takes
+   * the full path (inFamilyOfToken). The lock is taken before the update finds its row, and READ
+   * COMMITTED rechecks a row a revocation committed meanwhile, so a revoked token is never claimed, and
+   * a revocation waits for this statement, so the successor it inserted is revoked too.
+   */
+  async rotateFirstUse(
+    tokenHash: string,
+    at: Date,
+    clientId: string | undefined,
+    next: { id: string; tokenHash: string; expiresAt: Date },
+  ): Promise<StoredRefreshToken | undefined> {
+    const rows = await this.prisma.$queryRaw<RawRefreshToken[]>`
+      WITH token AS MATERIALIZED (SELECT family_id FROM refresh_tokens WHERE token_hash = ${tokenHash}),
+      locked AS MATERIALIZED (
+        SELECT family_id,
+               pg_advisory_xact_lock_shared(hashtext('auth:refresh_family'), hashtext(family_id::text))::text AS locked
+        FROM token),
+      claimed AS (
+        UPDATE refresh_tokens AS r SET first_used_at = ${at}::timestamptz
+        FROM locked
+        WHERE r.token_hash = ${tokenHash} AND r.family_id = locked.family_id AND r.first_used_at IS NULL
+          AND r.revoked_at IS NULL AND r.expires_at > ${at}::timestamptz
+          AND (${clientId ?? null}::text IS NULL OR r.client_id = ${clientId ?? null}::text)
+        RETURNING r.*),
+      inserted AS (
+        INSERT INTO refresh_tokens (id, family_id, parent_id, token_hash, user_id, org_id, client_id, scope, roles,
+                                    created_at, expires_at)
+        SELECT ${next.id}::uuid, family_id, id, ${next.tokenHash}::text, user_id, org_id, client_id, scope, roles,
+               ${at}::timestamptz, ${next.expiresAt}::timestamptz
+        FROM claimed
+        RETURNING id)
+      SELECT id::text, family_id::text AS "familyId", parent_id::text AS "parentId", user_id::text AS "userId",
+             org_id::text AS "orgId", client_id AS "clientId", scope, roles, created_at AS "createdAt",
+             expires_at AS "expiresAt", first_used_at AS "firstUsedAt", revoked_at AS "revokedAt"
+      FROM claimed WHERE EXISTS (SELECT 1 FROM inserted)`;
+    return rows[0] ? toStored(rows[0]) : undefined;
+  }
+
+  /**
    * Runs `work` in one transaction holding the lock of the family the token with `tokenHash` belongs
    * to, found and locked in one statement; undefined (and no lock) when no token has that hash.
    */
@@ -234,6 +277,21 @@ const toRow = (token: NewRefreshToken) => ({
   deviceId: token.origin?.deviceId || null,
   userAgent: token.origin?.userAgent || null,
 });
+
+interface RawRefreshToken {
+  id: string;
+  familyId: string;
+  parentId: string | null;
+  userId: string;
+  orgId: string;
+  clientId: string;
+  scope: string;
+  roles: string[];
+  createdAt: Date;
+  expiresAt: Date;
+  firstUsedAt: Date | null;
+  revokedAt: Date | null;
+}
 
 function toStored(row: {
   id: string;
