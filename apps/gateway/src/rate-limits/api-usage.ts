@@ -1,18 +1,32 @@
 import { apiUsageKey } from '@acct/limits';
 import Redis from 'ioredis';
 
+/** Kept three days, so yesterday's count is still there to read after midnight. */
+const RETENTION_SECONDS = 3 * 24 * 3600;
+
+/**
+ * One command and one reply per request (a MULTI of INCR and EXPIRE was four of each): the day's
+ * counter is incremented and given its expiry when this increment created it.
+ */
+const COUNT_LUA = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return count
+`;
+
+type CountCommand = (key: string, retentionSeconds: string) => Promise<number>;
+
 /** Counts each authenticated request against its org's daily `API requests` quota. */
 export class ApiUsageCounter {
-  constructor(private readonly redis: Redis) {}
+  private readonly countRequest: CountCommand;
+
+  constructor(redis: Redis) {
+    redis.defineCommand('countApiRequest', { numberOfKeys: 1, lua: COUNT_LUA });
+    this.countRequest = (redis as unknown as { countApiRequest: CountCommand }).countApiRequest.bind(redis);
+  }
 
   /** Best effort: a request is never failed or delayed because it could not be counted. */
   count(orgId: string, now = Date.now()): void {
-    const key = apiUsageKey(orgId, now);
-    this.redis
-      .multi()
-      .incr(key)
-      .expire(key, 3 * 24 * 3600)
-      .exec()
-      .catch(() => undefined);
+    this.countRequest(apiUsageKey(orgId, now), String(RETENTION_SECONDS)).catch(() => undefined);
   }
 }
