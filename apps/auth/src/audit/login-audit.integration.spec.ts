@@ -91,7 +91,13 @@ describe('login audit (real Postgres)', () => {
         outcome: 'failure',
         reason: 'invalid_grant',
       }),
-      expect.objectContaining({ grant_type: 'implicit', outcome: 'failure', reason: 'unsupported_grant_type' }),
+      expect.objectContaining({
+        grant_type: 'implicit',
+        subject: null,
+        org_id: null,
+        outcome: 'failure',
+        reason: 'unsupported_grant_type',
+      }),
     ]);
     const everything = JSON.stringify(await database.query('SELECT * FROM login_audit'));
     expect(everything).not.toContain('right-password');

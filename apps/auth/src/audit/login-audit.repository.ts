@@ -27,9 +27,23 @@ export type LoginAuditRow = LoginAuditRecord & { id: string };
 /** The `login_audit` table. */
 @Injectable()
 export class LoginAuditRepository {
-  /** Concurrent token requests' rows go in one INSERT; each request waits for its own batch's. */
+  /**
+   * Concurrent token requests' rows go in one INSERT; each request waits for its own batch's. The
+   * INSERT takes one array per column (`unnest`), so it is the same statement whatever the batch's size:
+   * Prisma's createMany was a new query shape, compiled again, for every size.
+   */
   private readonly writes = new GroupCommit<LoginAuditRecord>(async (records) => {
-    await this.prisma.loginAuditEntry.createMany({ data: records.map((record) => ({ id: randomUUID(), ...record })) });
+    const column = <T>(value: (record: LoginAuditRecord) => T) => records.map(value);
+    await this.prisma.$executeRaw`
+      INSERT INTO login_audit (id, at, grant_type, username, subject, org_id, client_id, client_ip, device_id,
+                               user_agent, outcome, reason)
+      SELECT * FROM unnest(
+        ${column(() => randomUUID())}::uuid[], ${column((record) => record.at.toISOString())}::timestamptz[],
+        ${column((record) => record.grantType)}::text[], ${column((record) => record.username)}::text[],
+        ${column((record) => record.subject)}::text[], ${column((record) => record.orgId)}::text[],
+        ${column((record) => record.clientId)}::text[], ${column((record) => record.clientIp)}::text[],
+        ${column((record) => record.deviceId)}::text[], ${column((record) => record.userAgent)}::text[],
+        ${column((record) => record.outcome)}::text[], ${column((record) => record.reason)}::text[])`;
   });
 
   constructor(private readonly prisma: PrismaService) {}
