@@ -452,6 +452,8 @@ const ROUTES: Array<[string, string]> = [
   ['POST', '/v2/users/me/mfa/recovery-codes'],
   ['DELETE', '/v2/users/:id/mfa'],
   ['DELETE', '/v2/users/:id/lockout'],
+  ['GET', '/v2/audit/logins'],
+  ['GET', '/v2/audit/events'],
   ['POST', '/v2/auth/token'],
   ['GET', '/v2/auth/jwks'],
   ['GET', '/v2/openapi.json'],
@@ -1030,6 +1032,7 @@ describe('fuzzing every public endpoint', () => {
         fc.oneof(
           pathSegment.map((segment) => `/v2/users/${segment}`),
           fc.constantFrom('/v2/users/me', '/v2/system/quota', '/v2/system/rate-limits', '/v2/system/health'),
+          fc.constantFrom('/v2/audit/logins', '/v2/audit/events'),
           fc.constantFrom('/v2/auth/jwks', '/activate', '/v2/users/', '/v2//users', '/v2/users/me/../me'),
         ),
         queryString,

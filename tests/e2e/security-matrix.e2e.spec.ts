@@ -129,6 +129,23 @@ const ENDPOINTS: Endpoint[] = [
     crossOrg: { statuses: [404, 403] },
   },
   {
+    name: 'GET /v2/audit/logins',
+    method: 'GET',
+    path: () => '/v2/audit/logins',
+    scope: 'users:read',
+    control: 200,
+    // Another org's admin reads its own org's audit, never this one's.
+    crossOrg: { statuses: [200] },
+  },
+  {
+    name: 'GET /v2/audit/events',
+    method: 'GET',
+    path: () => '/v2/audit/events',
+    scope: 'users:read',
+    control: 200,
+    crossOrg: { statuses: [200] },
+  },
+  {
     name: 'DELETE /v2/users/{id}/lockout',
     method: 'DELETE',
     path: (org) => `/v2/users/${org.admin_user_id}/lockout`,

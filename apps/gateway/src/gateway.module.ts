@@ -5,6 +5,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { Registry } from 'prom-client';
 
 import { ActivationPageController } from './activation/activation-page.controller';
+import { AuditController } from './audit/audit.controller';
 import { AuthModule } from './auth/auth.module';
 import { BackendsModule } from './backends/backends.module';
 import { GatewayIdentity } from './backends/gateway-identity';
@@ -47,6 +48,7 @@ export class GatewayModule {
         ActivationPageController,
         MfaController,
         SessionsController,
+        AuditController,
         LockoutController,
         MfaSettingsController,
         AuthorizeController,

@@ -25,6 +25,15 @@ export interface UserLoginNames {
   phone?: string;
 }
 
+/** The one key a login username counts under, and the known user behind it (LoginKey of identity). */
+export interface LoginKey {
+  /** `user:<id>` for a known user (its e-mail and phone alike), else the normalised username. */
+  key: string;
+  /** The known user's id and org; unset for an unknown username. */
+  userId?: string;
+  orgId?: string;
+}
+
 /** Identity's VerifyPassword, called with auth's own `internal:identity` token; GetUser on a caller's behalf. */
 @Injectable()
 export class IdentityClient {
@@ -40,20 +49,38 @@ export class IdentityClient {
    * An unreachable identity is `service_unavailable`.
    */
   async verifyPassword(email: string, password: string): Promise<VerifiedUser | undefined> {
+    const answer = await this.internal('VerifyPassword', (accessToken) =>
+      this.identity.call('verifyPassword', { email, password }, { accessToken }),
+    );
+    if (!answer.valid || !answer.user) return undefined;
+    const { id, orgId, email: userEmail, status, roles } = answer.user;
+    return { id, orgId, email: userEmail, status, roles };
+  }
+
+  /**
+   * The key a login username's failures count under (contract §7: e-mail and phone of one user share
+   * one count) and, for a known user, who it is (the login audit attributes failures to its org).
+   * Asked for every username, known or not, so the answer's timing says nothing about which it is.
+   */
+  async resolveLoginKey(username: string): Promise<LoginKey> {
+    const { key, userId, orgId } = await this.internal('ResolveLoginKey', (accessToken) =>
+      this.identity.call('resolveLoginKey', { username }, { accessToken }),
+    );
+    return { key, ...(userId && orgId ? { userId, orgId } : {}) };
+  }
+
+  /** A call with auth's own `internal:identity` token; an unreachable identity is `service_unavailable`. */
+  private async internal<T>(method: string, call: (accessToken: string) => Promise<T>): Promise<T> {
     const accessToken = await this.serviceToken.get();
-    let answer: identityV1.VerifyPasswordResponse;
     try {
-      answer = await this.identity.call('verifyPassword', { email, password }, { accessToken });
+      return await call(accessToken);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'service_unavailable') throw error;
       // Anything else is auth's fault (identity refused its token, say), not the user's.
       this.serviceToken.forget();
-      this.logger.error(`identity refused VerifyPassword: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(`identity refused ${method}: ${error instanceof Error ? error.message : String(error)}`);
       throw new DomainError('internal_error', 'An unexpected error occurred.');
     }
-    if (!answer.valid || !answer.user) return undefined;
-    const { id, orgId, email: userEmail, status, roles } = answer.user;
-    return { id, orgId, email: userEmail, status, roles };
   }
 
   /**

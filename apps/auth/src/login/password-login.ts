@@ -1,6 +1,7 @@
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
+import { attributeFailure } from '../audit/login-attribution';
 import { IdentityClient, VerifiedUser } from '../identity/identity.client';
 import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
 import { LockoutPolicy } from '../lockout/lockout.policy';
@@ -52,7 +53,11 @@ export const userAwaitingMfa = (error: unknown): VerifiedUser | undefined =>
 /**
  * The checks of one password login (the password grant and the authorization endpoint's login page
  * alike), in the order contract §4 fixes. Each step may refuse with a DomainError, and then no later
- * step runs:
+ * step runs. Every count is kept under the username's login key (identity's ResolveLoginKey, asked
+ * first for every username, known or not): `user:<id>` for a known user, whether its e-mail or its
+ * phone was typed, so both share one lockout and one ceiling (contract §7); the normalised username
+ * for anyone else. A refusal of a known user's login is attributed to it for the login audit (its
+ * org's admins see it); the answer itself is the same as for an unknown username.
  *
  * 1. the (username, IP) lockout takes a slot: a locked pair is refused before anything else, without
  *    spending the account's budget;
@@ -76,12 +81,30 @@ export class PasswordLogin {
     private readonly mfa: MfaPolicy,
   ) {}
 
-  async verify(attempt: LoginAttempt, credential: LoginCredential): Promise<LoginSuccess> {
+  async verify(typed: LoginAttempt, credential: LoginCredential): Promise<LoginSuccess> {
+    const login =
+      'password' in credential
+        ? await this.identity.resolveLoginKey(typed.username)
+        : {
+            key: `user:${credential.passwordCheckedFor.id}`,
+            userId: credential.passwordCheckedFor.id,
+            orgId: credential.passwordCheckedFor.orgId,
+          };
+    try {
+      return await this.steps({ ...typed, username: login.key }, typed.username, credential);
+    } catch (refusal) {
+      if (login.userId && login.orgId) attributeFailure(refusal, { subject: login.userId, orgId: login.orgId });
+      throw refusal;
+    }
+  }
+
+  /** Steps 1–6, counted under `attempt.username` (the login key); `typed` is what identity checks. */
+  private async steps(attempt: LoginAttempt, typed: string, credential: LoginCredential): Promise<LoginSuccess> {
     await this.lockout.takeSlot(attempt);
     const tookSlot = await this.ceiling.takeSlot(attempt);
     const user =
       'password' in credential
-        ? await this.identity.verifyPassword(attempt.username, credential.password)
+        ? await this.identity.verifyPassword(typed, credential.password)
         : credential.passwordCheckedFor;
     if (!user) throw OAuthErrors.badCredentials();
     if (user.status === 'disabled') throw OAuthErrors.accountDisabled();

@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 
 import { AppModule } from '../app.module';
 import { AuthConfig, loadAuthConfig } from '../config';
-import { IdentityClient } from '../identity/identity.client';
+import { IdentityClient, LoginKey } from '../identity/identity.client';
 import { PROTO_DIR } from './fake-identity';
 import { quietNestLogs } from './quiet-logs';
 
@@ -18,7 +18,7 @@ export interface HarnessOptions {
   identityAddress?: string;
   /** Replaces the identity client altogether (unit tests of the password grant). */
   identityClient?: Pick<IdentityClient, 'verifyPassword'> &
-    Partial<Pick<IdentityClient, 'emailOf' | 'visibleTo' | 'loginNamesOf'>>;
+    Partial<Pick<IdentityClient, 'emailOf' | 'visibleTo' | 'loginNamesOf' | 'resolveLoginKey'>>;
   /** Replaces providers (a login step, say) with stand-ins: `{ provide: LockoutPolicy, useValue: … }`. */
   overrides?: Array<{ provide: Type<unknown>; useValue: unknown }>;
   /** Serve gRPC on a free port, as the real process does. */
@@ -51,7 +51,19 @@ export class AuthHarness {
     let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config, new Registry())] })
       .overrideProvider(Clock)
       .useValue(clock);
-    if (options.identityClient) builder = builder.overrideProvider(IdentityClient).useValue(options.identityClient);
+    if (options.identityClient) {
+      // A stand-in without ResolveLoginKey counts each username under itself (as identity does an unknown one).
+      const resolveLoginKey = (username: string): Promise<LoginKey> => Promise.resolve({ key: username });
+      const standIn = options.identityClient;
+      const client =
+        'resolveLoginKey' in standIn
+          ? standIn
+          : new Proxy(standIn, {
+              get: (target, property, receiver): unknown =>
+                property === 'resolveLoginKey' ? resolveLoginKey : Reflect.get(target, property, receiver),
+            });
+      builder = builder.overrideProvider(IdentityClient).useValue(client);
+    }
     for (const { provide, useValue } of options.overrides ?? []) {
       builder = builder.overrideProvider(provide).useValue(useValue);
     }

@@ -22,7 +22,7 @@ export const PROTO_DIR = path.resolve(__dirname, '../../../../proto');
 type Callback = (error: { code: number; details: string } | null, response?: identityV1.VerifyPasswordResponse) => void;
 
 /**
- * A stand-in for the identity service over real gRPC: VerifyPassword only, with the same answer for an
+ * A stand-in for the identity service over real gRPC: VerifyPassword and ResolveLoginKey only, with the same answer for an
  * unknown e-mail and a wrong password. It checks the caller's token like identity does (against the
  * auth service's own published keys, scope `internal:identity`) and remembers who called.
  */
@@ -55,6 +55,17 @@ export class FakeIdentity {
           (response) => callback(null, response),
           (error: Error) => callback({ code: status.UNAUTHENTICATED, details: error.message }),
         ),
+    };
+    implementation.resolveLoginKey = (
+      call: ServerUnaryCall<identityV1.ResolveLoginKeyRequest, unknown>,
+      callback: (error: null, response: identityV1.ResolveLoginKeyResponse) => void,
+    ) => {
+      const username = call.request.username.trim().toLowerCase();
+      const known = fake.users.get(username)?.user;
+      callback(
+        null,
+        known ? { key: `user:${known.id}`, userId: known.id, orgId: known.orgId } : { key: `email:${username}` },
+      );
     };
     server.addService((identity.IdentityService as ServiceClientConstructor).service, implementation);
     return fake;

@@ -2,6 +2,7 @@ import { DomainError, hasControlCharacter } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 import { decodeJwt } from 'jose';
 
+import { attributionOf } from '../audit/login-attribution';
 import { LoginAudit } from '../audit/login-audit';
 import { AuthMetrics } from '../metrics/auth-metrics';
 import { OAuthErrors } from '../oauth/oauth-errors';
@@ -58,6 +59,8 @@ export class TokenService {
       await this.audit.record(request, {
         outcome: 'failure',
         reason: error instanceof DomainError ? error.auditReason : 'internal_error',
+        // A refused password login of a known user: its org sees it (contract §7).
+        ...attributionOf(error),
       });
       throw error;
     }

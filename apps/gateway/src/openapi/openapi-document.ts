@@ -99,6 +99,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     })
     .addTag('tokens', 'Token issuance and the keys that verify tokens')
     .addTag('users', 'User accounts, activation and password reset')
+    .addTag('audit', "The org's login audit and admin-action audit (admins)")
     .addTag('system', 'Health, rate-limit tiers and quotas')
     .build();
   const document = SwaggerModule.createDocument(app, config, {

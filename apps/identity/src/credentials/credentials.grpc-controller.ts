@@ -26,6 +26,6 @@ export class CredentialsGrpcController implements Pick<
     request: identityV1.ResolveLoginKeyRequest,
     metadata?: Metadata,
   ): Promise<identityV1.ResolveLoginKeyResponse> {
-    return { key: await this.verifyPasswords.loginKey(callerOf(metadata), request.username) };
+    return this.verifyPasswords.loginKey(callerOf(metadata), request.username);
   }
 }

@@ -126,15 +126,15 @@ describe('VerifyPassword against Postgres', () => {
     });
   });
 
-  it('resolves the e-mail and the phone of one user to one login key, and unknown usernames to their normalised form', async () => {
+  it('resolves the e-mail and the phone of one user to one login key with its org, and unknown usernames to their normalised form', async () => {
     const pending = await service.verify(auth, 'pending@example.com', 'pending password');
-    const key = `user:${pending.user?.id}`;
-    expect(await service.loginKey(auth, ' PENDING@example.com')).toBe(key);
-    expect(await service.loginKey(auth, '+86 138-0013-8000')).toBe(key);
-    expect(await service.loginKey(auth, '008613800138000')).toBe(key);
-    expect(await service.loginKey(auth, 'Nobody@Example.com')).toBe('email:nobody@example.com');
-    expect(await service.loginKey(auth, '+86 138 0013 8999')).toBe('phone:+8613800138999');
-    expect(await service.loginKey(auth, '138 0013 8999')).toBe('email:138 0013 8999');
+    const known = { key: `user:${pending.user?.id}`, userId: pending.user?.id, orgId: acme.orgId };
+    expect(await service.loginKey(auth, ' PENDING@example.com')).toEqual(known);
+    expect(await service.loginKey(auth, '+86 138-0013-8000')).toEqual(known);
+    expect(await service.loginKey(auth, '008613800138000')).toEqual(known);
+    expect(await service.loginKey(auth, 'Nobody@Example.com')).toEqual({ key: 'email:nobody@example.com' });
+    expect(await service.loginKey(auth, '+86 138 0013 8999')).toEqual({ key: 'phone:+8613800138999' });
+    expect(await service.loginKey(auth, '138 0013 8999')).toEqual({ key: 'email:138 0013 8999' });
     const user = callerOf('user', acme.adminUserId, acme.orgId, ['users:read'], ['admin']);
     await expect(service.loginKey(user, 'pending@example.com')).rejects.toMatchObject({ code: 'insufficient_scope' });
   });

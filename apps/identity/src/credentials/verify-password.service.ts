@@ -30,13 +30,14 @@ export class VerifyPasswordService {
   /**
    * The one key auth counts a username's failed logins under (contract §7: the lockout and the
    * ceiling key on the user's canonical identity): `user:<id>` for a known user, so its e-mail and its
-   * phone share one count; the normalised username (`email:…`, `phone:…`) for nobody's.
+   * phone share one count; the normalised username (`email:…`, `phone:…`) for nobody's. A known
+   * user's id and org come with it, so auth's login audit can attribute failed logins to the org.
    */
-  async loginKey(caller: Caller, username: string): Promise<string> {
+  async loginKey(caller: Caller, username: string): Promise<identityV1.ResolveLoginKeyResponse> {
     requireScope(caller, INTERNAL_IDENTITY_SCOPE);
     const name = loginNameOf(username);
     const found = await this.credentials.find(name);
-    if (found) return `user:${found.user.id}`;
-    return 'phone' in name ? `phone:${name.phone}` : `email:${name.email}`;
+    if (found) return { key: `user:${found.user.id}`, userId: found.user.id, orgId: found.user.orgId };
+    return { key: 'phone' in name ? `phone:${name.phone}` : `email:${name.email}` };
   }
 }

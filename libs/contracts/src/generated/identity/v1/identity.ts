@@ -139,6 +139,9 @@ export interface ResolveLoginKeyRequest {
 
 export interface ResolveLoginKeyResponse {
   key: string;
+  /** The known user's id and org (for the login audit's attribution of failed logins); unset otherwise. */
+  userId?: string | undefined;
+  orgId?: string | undefined;
 }
 
 export interface VerifyPasswordResponse {

@@ -1,0 +1,83 @@
+import { LoginKey, VerifiedUser } from '../identity/identity.client';
+import { AuthHarness } from '../test-support/auth-harness';
+import { outcomeOf, passwordLogin } from '../test-support/login-requests';
+import { createTestDatabase, TestDatabase } from '../test-support/test-database';
+import { TokenService } from '../tokens/token.service';
+
+const USER: VerifiedUser = {
+  id: '5c0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+  orgId: '2e0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f',
+  email: 'lin@example.test',
+  status: 'active',
+  roles: ['member'],
+};
+const PHONE = '+8613800138000';
+
+/** Identity as auth sees it: one user, reachable by its e-mail and its phone (in two spellings). */
+const names = new Set([USER.email, PHONE, '+86 138-0013-8000', '008613800138000']);
+const identity = {
+  resolveLoginKey: (username: string): Promise<LoginKey> =>
+    Promise.resolve(
+      names.has(username)
+        ? { key: `user:${USER.id}`, userId: USER.id, orgId: USER.orgId }
+        : { key: `email:${username}` },
+    ),
+  verifyPassword: (username: string, password: string): Promise<VerifiedUser | undefined> =>
+    Promise.resolve(names.has(username) && password === 'right-password' ? USER : undefined),
+};
+
+describe('login key: one count per user, failures attributed to its org (real Postgres)', () => {
+  let database: TestDatabase;
+  let harness: AuthHarness;
+  let tokens: TokenService;
+  const login = (username: string, password: string, clientIp: string) =>
+    outcomeOf(tokens.issue(passwordLogin({ username, password, clientIp })));
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
+    tokens = harness.get(TokenService);
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await database?.drop();
+  });
+
+  it('counts failures by phone toward the e-mail and the other way round (one lockout per user and IP)', async () => {
+    const ip = '198.51.100.20';
+    expect(await login('+86 138-0013-8000', 'wrong', ip)).toBe('invalid_grant');
+    expect(await login('008613800138000', 'wrong', ip)).toBe('invalid_grant');
+    expect(await login(PHONE, 'wrong', ip)).toBe('invalid_grant');
+    expect(await login(USER.email, 'wrong', ip)).toBe('invalid_grant');
+    expect(await login(USER.email, 'wrong', ip)).toBe('invalid_grant');
+    // Five failures in four spellings: the pair is locked whichever spelling comes next.
+    expect(await login(USER.email, 'right-password', ip)).toBe('login_locked');
+    expect(await login(PHONE, 'right-password', ip)).toBe('login_locked');
+    expect(await login(PHONE, 'right-password', '198.51.100.21')).toBe('ok');
+  });
+
+  it('frees the e-mail too when the phone logs in', async () => {
+    const ip = '198.51.100.22';
+    for (let index = 0; index < 4; index += 1) expect(await login(USER.email, 'wrong', ip)).toBe('invalid_grant');
+    expect(await login(PHONE, 'right-password', ip)).toBe('ok');
+    for (let index = 0; index < 4; index += 1) expect(await login(USER.email, 'wrong', ip)).toBe('invalid_grant');
+    expect(await login(USER.email, 'right-password', ip)).toBe('ok');
+  });
+
+  it('attributes failed logins of a known user to it and its org, and those of unknown usernames to nobody, with one answer', async () => {
+    await database.query('DELETE FROM login_audit');
+    expect(await login(PHONE, 'wrong', '198.51.100.23')).toBe('invalid_grant');
+    expect(await login('nobody@example.test', 'wrong', '198.51.100.23')).toBe('invalid_grant');
+    const rows = await database.query<Record<string, string | null>>(
+      'SELECT username, subject, org_id, outcome, reason FROM login_audit ORDER BY at, username',
+    );
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { username: PHONE, subject: USER.id, org_id: USER.orgId, outcome: 'failure', reason: 'invalid_grant' },
+        { username: 'nobody@example.test', subject: null, org_id: null, outcome: 'failure', reason: 'invalid_grant' },
+      ]),
+    );
+    expect(rows).toHaveLength(2);
+  });
+});
