@@ -65,7 +65,13 @@ export class UsersRepository {
 
   async findInOrg(orgId: string, id: string, db: Db = this.prisma): Promise<UserRecord | null> {
     if (!isUuid(orgId) || !isUuid(id)) return null;
-    const row = await db.user.findFirst({ where: { id, orgId } });
+    // Raw, like listInOrg: the read path's one query skips the ORM's per-call query building.
+    const [row] = await db.$queryRaw<User[]>`
+      SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
+             display_name AS "displayName", status, roles, locale, timezone,
+             created_at AS "createdAt", activated_at AS "activatedAt"
+      FROM users
+      WHERE id = ${id}::uuid AND org_id = ${orgId}::uuid`;
     return row ? toRecord(row) : null;
   }
 
