@@ -469,6 +469,17 @@ describe('the OpenAPI document against real responses', () => {
     'GET /v2/system/quota 401': () => call('/v2/system/quota'),
     'GET /v2/system/quota 403': () => call('/v2/system/quota', { token: readOnlyToken }),
     'GET /v2/system/quota 429': () => exhaust(() => call('/v2/system/quota', { token: throttledToken })),
+    // GET /v2/audit/logins, GET /v2/audit/events
+    'GET /v2/audit/logins 200': () => call('/v2/audit/logins?outcome=success&limit=5', { token: adminToken }),
+    'GET /v2/audit/logins 400': () => call('/v2/audit/logins?limit=101', { token: adminToken }),
+    'GET /v2/audit/logins 401': () => call('/v2/audit/logins', { headers: { authorization: 'Bearer not.a.jwt' } }),
+    'GET /v2/audit/logins 403': async () => call('/v2/audit/logins', { token: (await activeMember()).token }),
+    'GET /v2/audit/logins 429': () => exhaust(() => call('/v2/audit/logins', { token: throttledToken })),
+    'GET /v2/audit/events 200': () => call('/v2/audit/events?limit=5', { token: adminToken }),
+    'GET /v2/audit/events 400': () => call('/v2/audit/events?cursor=not-a-cursor', { token: adminToken }),
+    'GET /v2/audit/events 401': () => call('/v2/audit/events', { headers: { authorization: 'Bearer not.a.jwt' } }),
+    'GET /v2/audit/events 403': async () => call('/v2/audit/events', { token: (await activeMember()).token }),
+    'GET /v2/audit/events 429': () => exhaust(() => call('/v2/audit/events', { token: throttledToken })),
     // GET and DELETE /v2/users/{id}/sessions, DELETE /v2/users/{id}/sessions/{sessionId}
     'GET /v2/users/{id}/sessions 200': () => call('/v2/users/me/sessions', { token: adminToken }),
     'GET /v2/users/{id}/sessions 401': () =>
@@ -632,6 +643,8 @@ describe('the OpenAPI document against real responses', () => {
       call(`/v2/users/${org.admin_user_id}/reset-password`, { token: adminToken, body: { send_email: false } }),
     'GET /v2/system/quota 503': () => call('/v2/system/quota', { token: adminToken }),
     'GET /v2/users/{id}/sessions 503': () => call('/v2/users/me/sessions', { token: adminToken }),
+    'GET /v2/audit/logins 503': () => call('/v2/audit/logins', { token: adminToken }),
+    'GET /v2/audit/events 503': () => call('/v2/audit/events', { token: adminToken }),
     'DELETE /v2/users/{id}/sessions 503': () =>
       call(`/v2/users/${org.admin_user_id}/sessions`, { method: 'DELETE', token: adminToken }),
     'DELETE /v2/users/{id}/sessions/{sessionId} 503': () =>
