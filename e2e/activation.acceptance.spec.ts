@@ -23,10 +23,13 @@ const DAY_MS = 24 * 3600 * 1000;
 /** A docs/events.md envelope, version 1, published with its id as Nats-Msg-Id. */
 function expectEnvelope(event: CaughtEvent, type: string): Record<string, unknown> {
   expect(event.subject).toBe(type);
-  // `request_id` (the X-Request-Id of the request behind the event) is optional.
-  const keys = Object.keys(event.envelope).filter((key) => key !== 'request_id');
+  // `request_id` (the X-Request-Id of the request behind the event) and `actor_id` (the user whose
+  // request it was: a user or client id, docs/events.md) are optional.
+  const optional = ['request_id', 'actor_id'];
+  const keys = Object.keys(event.envelope).filter((key) => !optional.includes(key));
   expect(keys.sort()).toEqual(['data', 'id', 'occurred_at', 'type', 'version']);
   if ('request_id' in event.envelope) expect(event.envelope.request_id).toEqual(expect.any(String));
+  if ('actor_id' in event.envelope) expect(event.envelope.actor_id).toEqual(expect.any(String));
   expect(event.envelope).toEqual(
     expect.objectContaining({
       id: expect.stringMatching(UUID),

@@ -35,9 +35,12 @@ export class RateLimitHook {
       STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group };
     // A per-token group without a valid token is counted per IP (contract §2).
     const key = tier.scope === 'per-token' && caller ? `token:${caller.tokenId}` : `ip:${clientAddressKey(request)}`;
+    // Counted before the bucket is taken, on the same Redis connection: Redis runs a connection's
+    // commands in order, so the count is applied by the time the bucket answers and the request goes
+    // on (a quota read in this request already sees it).
+    if (caller) this.usage.count(caller.orgId);
     const decision = await this.limiter.take(tier, key);
     setRateLimitHeaders(reply, tier.group, decision);
-    if (caller) this.usage.count(caller.orgId);
     if (!decision.allowed) {
       return sendProblem(
         request,
