@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { Clock, FakeClock } from '@acct/clock';
 import { grpcServerOptions } from '@acct/grpc';
 import { freePort } from '@acct/testing';
@@ -45,6 +47,9 @@ export class AuthHarness {
       AUTH_GRPC_PORT: String(await freePort()),
       // A closed port: nothing answers there.
       IDENTITY_GRPC_ADDR: options.identityAddress ?? `127.0.0.1:${await freePort()}`,
+      // Its own revocation stream and notice subject: specs run in parallel on the shared Redis and
+      // NATS, and one spec's "end this user's sessions" must not revoke another spec's tokens.
+      REDIS_KEY_PREFIX: `test:auth:${randomUUID()}:`,
       ...options.env,
     });
     const clock = options.clock ?? new FakeClock();
