@@ -278,6 +278,7 @@ const toRow = (token: NewRefreshToken) => ({
   userAgent: token.origin?.userAgent || null,
 });
 
+/** A refresh_tokens row as Prisma and the raw queries answer it (the columns toStored reads). */
 interface RawRefreshToken {
   id: string;
   familyId: string;
@@ -293,20 +294,7 @@ interface RawRefreshToken {
   revokedAt: Date | null;
 }
 
-function toStored(row: {
-  id: string;
-  familyId: string;
-  parentId: string | null;
-  userId: string;
-  orgId: string;
-  clientId: string;
-  scope: string;
-  roles: string[];
-  createdAt: Date;
-  expiresAt: Date;
-  firstUsedAt: Date | null;
-  revokedAt: Date | null;
-}): StoredRefreshToken {
+function toStored(row: RawRefreshToken): StoredRefreshToken {
   return {
     id: row.id,
     familyId: row.familyId,
