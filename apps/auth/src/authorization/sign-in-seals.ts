@@ -1,10 +1,11 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 import { Clock } from '@acct/clock';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { VerifiedUser } from '../identity/identity.client';
+import { deriveKey } from '../keys/derived-key';
 
 /** How long the login page's TOTP step may follow its password step. */
 export const MFA_TICKET_TTL_MS = 5 * 60 * 1000;
@@ -46,9 +47,7 @@ export class SignInSeals {
     private readonly clock: Clock,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
-    this.key = Buffer.from(
-      hkdfSync('sha256', Buffer.from(config.AUTH_KEY_ENCRYPTION_KEY, 'base64'), '', 'auth:sign-in-seals', 32),
-    );
+    this.key = deriveKey(config.AUTH_KEY_ENCRYPTION_KEY, 'auth:sign-in-seals');
   }
 
   /** The form's CSRF token for this cookie nonce and request; empty for a malformed nonce. */

@@ -1,10 +1,11 @@
-import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 
 import { Clock } from '@acct/clock';
 import { Inject, Injectable } from '@nestjs/common';
 import { jwtVerify, SignJWT } from 'jose';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
+import { deriveKey } from '../keys/derived-key';
 
 /** How long a device credential exempts its device from the ceiling; each successful login renews it. */
 export const DEVICE_CREDENTIAL_TTL_SECONDS = 90 * 24 * 60 * 60;
@@ -31,9 +32,7 @@ export class DeviceCredentials {
     private readonly clock: Clock,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
-    this.key = Buffer.from(
-      hkdfSync('sha256', Buffer.from(config.AUTH_KEY_ENCRYPTION_KEY, 'base64'), '', 'auth:device-credentials', 32),
-    );
+    this.key = deriveKey(config.AUTH_KEY_ENCRYPTION_KEY, 'auth:device-credentials');
     this.issuer = config.TOKEN_ISSUER;
   }
 
