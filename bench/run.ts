@@ -80,12 +80,18 @@ const config = {
   profile_s: seconds('BENCH_PROFILE', 5),
   /** What runs: the build in dist/ as `npm run up` and the images run it, or the sources through SWC. */
   entry: process.env.BENCH_ENTRY === 'source' ? ('source' as const) : ('dist' as const),
+  /** `BENCH_ONLY=health,users-read`: just these scenarios (and the two floors), for working on one path. */
+  only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((name) => name.trim()) : undefined,
 };
+const FLOORS = ['baseline', 'passthrough'];
 /** How long after the last measured run the memory is read. */
 const SETTLE_MS = 5_000;
 /** Functions listed per process and scenario in profiles.md. */
 const TOP_FUNCTIONS = 12;
-const resultsDir = path.join(repositoryRoot, 'bench', 'results');
+// A partial run (BENCH_ONLY) is not the issue's table: it goes next to the raw profiles, uncommitted.
+const resultsDir = config.only
+  ? path.join(repositoryRoot, '.data', 'bench-results')
+  : path.join(repositoryRoot, 'bench', 'results');
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 const reason = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0] : String(error));
@@ -649,7 +655,10 @@ async function main(): Promise<number> {
     }));
 
     const creds = await credentials(stack);
-    const all = scenarios(stack, { baseline, passthrough: passthrough.front }, creds);
+    const all = scenarios(stack, { baseline, passthrough: passthrough.front }, creds).filter(
+      (scenario) => !config.only || FLOORS.includes(scenario.name) || config.only.includes(scenario.name),
+    );
+    const argon2Needed = !config.only || config.only.some((name) => ['token-password', 'users-create'].includes(name));
     const results: ScenarioResult[] = [];
     const argon2: Report['argon2'] = {};
     rss.start();
@@ -676,7 +685,7 @@ async function main(): Promise<number> {
               `non-2xx ${measured.result.non_2xx}, errors ${measured.result.errors + measured.result.timeouts}`
           : `${scenario.name}: skipped (${measured.skipped})`,
       );
-      if (scenario.name === 'passthrough') {
+      if (scenario.name === 'passthrough' && argon2Needed) {
         // The argon2 bounds next to the other floors, while the stack is idle.
         const threads = (pids.identity && environmentOf(pids.identity, 'UV_THREADPOOL_SIZE')) || '4';
         const env = {
@@ -806,7 +815,7 @@ async function main(): Promise<number> {
 
     await writeResults(files);
     process.stdout.write(table);
-    log(`wrote bench/results/ in ${Math.round((Date.now() - started) / 1000)} s`);
+    log(`wrote ${path.relative(repositoryRoot, resultsDir)}/ in ${Math.round((Date.now() - started) / 1000)} s`);
     return results.some((result) => result.skipped) ? 1 : 0;
   } finally {
     log('stopping the stack and the servers');
