@@ -66,7 +66,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   runRequestsInContext(fastify);
   instrumentHttp(fastify, registry);
   const accessLog = config.ACCESS_LOG ? asyncStdout() : undefined;
-  if (accessLog) logAccess(fastify, createLogger('gateway', 'info', accessLog));
+  if (accessLog) logAccess(fastify, 'gateway', accessLog);
   closeConnectionsOnShutdown(fastify);
   fastify.addHook('onRoute', (route) => {
     // Plain Fastify routes (the API docs) declare their group in their config like controllers do.

@@ -3,7 +3,6 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 
 import { logAccess } from './access-log';
-import { createLogger } from './logger';
 
 describe('access log', () => {
   it('writes one line per request with method, route template, status, duration, request id and client', async () => {
@@ -15,7 +14,7 @@ describe('access log', () => {
       },
     });
     const fastify = Fastify({ trustProxy: ['127.0.0.1'], genReqId: () => 'req-1' });
-    logAccess(fastify, createLogger('gateway', 'info', sink));
+    logAccess(fastify, 'gateway', sink);
     fastify.get('/v2/users/:id', async (_request, reply) => reply.status(201).send({ ok: true }));
     await fastify.ready();
 

@@ -32,15 +32,20 @@ export const REDACTED_PATHS = [
   'req.headers["x-device-token"]',
 ];
 
+/** How every log line looks: JSON, `level`, `time`, `service`, the fields, `message`. */
+export const lineFormat = (service: string, level: LevelWithSilent) => ({
+  level,
+  base: { service },
+  messageKey: 'message',
+  timestamp: pino.stdTimeFunctions.isoTime,
+  formatters: { level: (label: string) => ({ level: label }) },
+});
+
 /** JSON logs, one line an event, every line tagged with the service and the current request id. */
 export function createLogger(service: string, level: LevelWithSilent, destination?: pino.DestinationStream): Logger {
   return pino(
     {
-      level,
-      base: { service },
-      messageKey: 'message',
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
+      ...lineFormat(service, level),
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       mixin: () => {
         const requestId = currentRequestId();
