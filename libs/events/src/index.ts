@@ -1,4 +1,5 @@
 export * from './durable-consumer';
 export * from './envelope';
+export * from './event-consumer';
 export * from './publisher';
 export * from './streams';

@@ -1,6 +1,6 @@
 import {
-  DurableConsumer,
-  EVENT_SCHEMAS,
+  EventConsumer,
+  EventOf,
   PASSWORD_RESET_REQUESTED,
   STREAMS,
   USER_CREATED,
@@ -9,8 +9,7 @@ import {
   USER_ENABLED,
   USER_UPDATED,
 } from '@acct/events';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { JsMsg } from 'nats';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { ADMIN_ACTIONS, AdminAudit } from './admin-audit';
@@ -26,8 +25,7 @@ const AUDITED = {
   [PASSWORD_RESET_REQUESTED]: ADMIN_ACTIONS.passwordResetRequested,
 } as const;
 type AuditedType = keyof typeof AUDITED;
-
-const isAudited = (subject: string): subject is AuditedType => Object.hasOwn(AUDITED, subject);
+const AUDITED_TYPES = Object.keys(AUDITED) as AuditedType[];
 
 /**
  * Writes identity's admin actions (creating, changing, disabling, enabling, deleting a user, asking
@@ -38,54 +36,29 @@ const isAudited = (subject: string): subject is AuditedType => Object.hasOwn(AUD
  * redelivered event is recorded once.
  */
 @Injectable()
-export class AdminAuditEventsConsumer implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('admin-audit-events');
-  private readonly consumer: DurableConsumer;
-
+export class AdminAuditEventsConsumer extends EventConsumer<AuditedType> {
   constructor(
     private readonly audit: AdminAudit,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
-    this.consumer = new DurableConsumer({
+    super({
       natsUrl: config.NATS_URL,
       name: 'auth-admin-audit',
       stream: STREAMS.identity,
       durable: 'auth-admin-audit',
       // One filter (NATS 2.9); the other identity.user events are acknowledged unread.
       filterSubject: 'identity.user.>',
-      handle: (message) => this.handle(message),
-      logger: this.logger,
+      types: AUDITED_TYPES,
+      logger: new Logger('admin-audit-events'),
     });
   }
 
-  onApplicationBootstrap() {
-    this.consumer.start();
-  }
-
-  async onModuleDestroy() {
-    await this.consumer.stop();
-  }
-
-  async handle(message: JsMsg): Promise<'ack' | 'retry' | 'reject'> {
-    const type = message.subject;
-    if (!isAudited(type)) return 'ack';
-    let json: unknown;
-    try {
-      json = JSON.parse(message.string());
-    } catch {
-      json = undefined;
-    }
-    const parsed = EVENT_SCHEMAS[type].safeParse(json);
-    if (!parsed.success) {
-      this.logger.warn(`rejected ${type} #${message.seq}: ${parsed.error.message}`);
-      return 'reject';
-    }
-    const event = parsed.data;
+  protected async handleEvent(event: EventOf<AuditedType>): Promise<'ack'> {
     await this.audit.store({
       eventId: event.id,
       orgId: event.data.org_id,
       actorId: event.actor_id ?? '',
-      action: AUDITED[type],
+      action: AUDITED[event.type],
       targetType: 'user',
       targetId: event.data.user_id,
       requestId: event.request_id ?? '',

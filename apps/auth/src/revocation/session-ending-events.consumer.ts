@@ -1,5 +1,5 @@
-import { DurableConsumer, isSessionEndingEvent, sessionEndingEvent, STREAMS } from '@acct/events';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { EventConsumer, EventOf, SESSION_ENDING_EVENTS, SessionEndingEventType, STREAMS } from '@acct/events';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { JsMsg } from 'nats';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
@@ -13,48 +13,25 @@ import { RefreshTokenService } from '../refresh/refresh-token.service';
  * only what is older than the change is revoked, so a replayed event never ends a later login.
  */
 @Injectable()
-export class SessionEndingEventsConsumer implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('session-ending-events');
-  private readonly consumer: DurableConsumer;
-
+export class SessionEndingEventsConsumer extends EventConsumer<SessionEndingEventType> {
   constructor(
     private readonly refreshTokens: RefreshTokenService,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
-    this.consumer = new DurableConsumer({
+    super({
       natsUrl: config.NATS_URL,
       name: 'auth-session-ending',
       stream: STREAMS.identity,
       durable: 'auth-session-ending',
       // One filter (NATS 2.9); the other identity.user events are acknowledged unread.
       filterSubject: 'identity.user.>',
-      handle: (message) => this.handle(message),
-      logger: this.logger,
+      types: SESSION_ENDING_EVENTS,
+      logger: new Logger('session-ending-events'),
     });
   }
 
-  onApplicationBootstrap() {
-    this.consumer.start();
-  }
-
-  async onModuleDestroy() {
-    await this.consumer.stop();
-  }
-
-  async handle(message: JsMsg): Promise<'ack' | 'retry' | 'reject'> {
-    if (!isSessionEndingEvent(message.subject)) return 'ack';
-    let json: unknown;
-    try {
-      json = JSON.parse(message.string());
-    } catch {
-      json = undefined;
-    }
-    const parsed = sessionEndingEvent(message.subject).safeParse(json);
-    if (!parsed.success) {
-      this.logger.warn(`rejected ${message.subject} #${message.seq}: ${parsed.error.message}`);
-      return 'reject';
-    }
-    const { user_id, org_id, occurred_at } = parsed.data.data;
+  protected async handleEvent(event: EventOf<SessionEndingEventType>, message: JsMsg): Promise<'ack'> {
+    const { user_id, org_id, occurred_at } = event.data;
     const families = await this.refreshTokens.revokeUser(org_id, user_id, Date.parse(occurred_at));
     this.logger.log(`${message.subject}: ended ${families} sessions of user ${user_id}`);
     return 'ack';

@@ -1,0 +1,66 @@
+import { Logger } from '@nestjs/common';
+import { JsMsg } from 'nats';
+
+import { Outcome } from './durable-consumer';
+import { EventOf, USER_ACTIVATED, USER_ENABLED } from './envelope';
+import { EventConsumer } from './event-consumer';
+import { STREAMS } from './streams';
+
+const enabled = {
+  id: '7f1f3a52-4c1e-4d7b-9a43-0d2b8c1e9a10',
+  type: USER_ENABLED,
+  version: 1,
+  occurred_at: '2026-11-23T10:00:00.000Z',
+  data: { user_id: '0b6f7c8e-3f43-4c1c-9a52-0a4a0f3c2d11', org_id: 'org-1' },
+};
+
+const delivered = (subject: string, body: string) => ({ subject, seq: 7, string: () => body }) as unknown as JsMsg;
+
+/** Never started: `handle` is driven by hand, no broker is involved. */
+class EnabledUsers extends EventConsumer<typeof USER_ENABLED> {
+  readonly seen: Array<EventOf<typeof USER_ENABLED>> = [];
+  readonly warnings: string[] = [];
+
+  constructor(private readonly outcome: Outcome = 'ack') {
+    super({
+      natsUrl: 'nats://127.0.0.1:9',
+      name: 'test',
+      stream: STREAMS.identity,
+      durable: 'test',
+      types: [USER_ENABLED],
+      logger: new Logger('test'),
+    });
+    jest.spyOn(this.logger, 'warn').mockImplementation((message: string) => void this.warnings.push(message));
+  }
+
+  protected handleEvent(event: EventOf<typeof USER_ENABLED>): Promise<Outcome> {
+    this.seen.push(event);
+    return Promise.resolve(this.outcome);
+  }
+}
+
+describe('EventConsumer', () => {
+  it('hands a valid event of its types to handleEvent, parsed, and answers its outcome', async () => {
+    const consumer = new EnabledUsers('retry');
+    await expect(consumer.handle(delivered(USER_ENABLED, JSON.stringify(enabled)))).resolves.toBe('retry');
+    expect(consumer.seen).toEqual([enabled]);
+  });
+
+  it('acknowledges the other events on its subjects unread', async () => {
+    const consumer = new EnabledUsers();
+    await expect(consumer.handle(delivered(USER_ACTIVATED, 'not even JSON'))).resolves.toBe('ack');
+    expect(consumer.seen).toEqual([]);
+    expect(consumer.warnings).toEqual([]);
+  });
+
+  it.each([
+    ['not JSON', '{'],
+    ['not a valid event', JSON.stringify({ ...enabled, data: { ...enabled.data, user_id: 'someone' } })],
+    ['an event of another type', JSON.stringify({ ...enabled, type: USER_ACTIVATED })],
+  ])('rejects a message that is %s, and logs it', async (_, body) => {
+    const consumer = new EnabledUsers();
+    await expect(consumer.handle(delivered(USER_ENABLED, body))).resolves.toBe('reject');
+    expect(consumer.seen).toEqual([]);
+    expect(consumer.warnings).toEqual([expect.stringMatching(/^rejected identity\.user\.enabled #7: /)]);
+  });
+});
