@@ -69,17 +69,14 @@ export class AccountCeilingPolicy {
    * device (exempt from now on when it presents it).
    */
   async rememberSource(source: LoginSource, userId: string, tookSlot: boolean): Promise<string> {
-    if (source.clientIp) {
-      const now = this.clock.now();
-      await this.repository.rememberSource(
-        source.username,
-        'ip',
-        source.clientIp,
-        new Date(now),
-        new Date(now - KNOWN_SOURCE_TTL_MS),
-      );
-    }
-    if (tookSlot) await this.repository.giveBackSlot(source.username);
+    const now = this.clock.now();
+    await this.repository.recordSuccess(
+      source.username,
+      source.clientIp
+        ? { kind: 'ip', value: source.clientIp, now: new Date(now), expiredAt: new Date(now - KNOWN_SOURCE_TTL_MS) }
+        : undefined,
+      tookSlot,
+    );
     return this.devices.issue(source.username, userId);
   }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
+import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma/prisma.service';
 
 /** An account's hourly budget after an attempt took a slot of it. */
@@ -50,13 +51,6 @@ export class AccountCeilingRepository {
       : undefined;
   }
 
-  /** Gives one slot back, only while nothing of the window was refused. */
-  async giveBackSlot(username: string): Promise<void> {
-    await this.prisma.$executeRaw`
-      UPDATE login_account_throttles SET failures = failures - 1
-      WHERE username = ${username} AND refused = 0 AND failures > 0`;
-  }
-
   /** Whether any of `sources` has logged in to the account successfully after `since`. */
   async isKnownSource(username: string, sources: ReadonlyArray<[SourceKind, string]>, since: Date): Promise<boolean> {
     if (sources.length === 0) return false;
@@ -68,29 +62,38 @@ export class AccountCeilingRepository {
   }
 
   /**
-   * Records a source of a successful login (or refreshes its `last_seen_at`), and forgets the
-   * account's sources that no longer count: last seen at or before `expiredAt`, or of another kind
-   * than `ip`. True when the source was not known (or no longer counted) before.
+   * After a successful login, in one statement (one round trip, one transaction): records its source
+   * (or refreshes its `last_seen_at`; a source last seen at or before `expiredAt` starts anew), forgets
+   * the account's other sources that no longer count (last seen at or before `expiredAt`, or of another
+   * kind than `ip`), and, when the attempt took a slot of the budget, gives it back while nothing of the
+   * window was refused.
    */
-  async rememberSource(
+  async recordSuccess(
     username: string,
-    kind: SourceKind,
-    value: string,
-    now: Date,
-    expiredAt: Date,
-  ): Promise<boolean> {
-    // Expired rows go first, so an expired source that returns is recorded as new.
-    const [, [row]] = await this.prisma.$transaction([
-      this.prisma.$executeRaw`
+    source: { kind: SourceKind; value: string; now: Date; expiredAt: Date } | undefined,
+    tookSlot: boolean,
+  ): Promise<void> {
+    if (!source) {
+      if (tookSlot) await this.prisma.$executeRaw`WITH ${givenBack(username)} SELECT 1`;
+      return;
+    }
+    const { kind, value, now, expiredAt } = source;
+    // The sub-statements see one snapshot, so none may touch a row another changes: the pruning
+    // leaves the recorded source to the upsert.
+    await this.prisma.$executeRaw`
+      WITH pruned AS (
         DELETE FROM known_login_sources
-        WHERE username = ${username} AND (kind <> 'ip' OR last_seen_at <= ${expiredAt})`,
-      this.prisma.$queryRaw<Array<{ inserted: boolean }>>`
+        WHERE username = ${username} AND (kind <> 'ip' OR last_seen_at <= ${expiredAt})
+          AND NOT (kind = ${kind} AND value = ${value})
+      ), remembered AS (
         INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at)
         VALUES (${username}, ${kind}, ${value}, ${now}, ${now})
-        ON CONFLICT (username, kind, value) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
-        RETURNING (xmax = 0) AS inserted`,
-    ]);
-    return row?.inserted === true;
+        ON CONFLICT (username, kind, value) DO UPDATE SET
+          last_seen_at = EXCLUDED.last_seen_at,
+          first_seen_at = CASE WHEN known_login_sources.last_seen_at <= ${expiredAt}
+            THEN EXCLUDED.first_seen_at ELSE known_login_sources.first_seen_at END
+      )${tookSlot ? Prisma.sql`, ${givenBack(username)}` : Prisma.empty}
+      SELECT 1`;
   }
 
   /**
@@ -104,3 +107,10 @@ export class AccountCeilingRepository {
         SELECT ctid FROM known_login_sources WHERE last_seen_at <= ${expiredAt} LIMIT ${batch}))`;
   }
 }
+
+/** The CTE that gives one slot of the username's budget back, only while nothing of the window was refused. */
+const givenBack = (username: string) => Prisma.sql`
+  given_back AS (
+    UPDATE login_account_throttles SET failures = failures - 1
+    WHERE username = ${username} AND refused = 0 AND failures > 0
+  )`;
