@@ -1,3 +1,5 @@
+import ipaddr from 'ipaddr.js';
+
 import { addressKey, canonicalAddress } from './client-address';
 
 describe('canonicalAddress', () => {
@@ -30,6 +32,16 @@ describe('canonicalAddress', () => {
     '[::1',
   ])('refuses %j, which is not an address', (value) => {
     expect(canonicalAddress(value)).toBeUndefined();
+  });
+
+  it('answers every dotted IPv4 address as ipaddr.js writes it, and refuses the ones it refuses', () => {
+    const parts = ['0', '1', '9', '10', '09', '99', '100', '199', '200', '249', '250', '255', '256', '300', '1000'];
+    for (const a of parts)
+      for (const b of parts) {
+        const value = `${a}.${b}.${b}.${a}`;
+        const expected = ipaddr.IPv4.isValidFourPartDecimal(value) ? ipaddr.IPv4.parse(value).toString() : undefined;
+        expect([value, canonicalAddress(value)]).toEqual([value, expected]);
+      }
   });
 });
 
