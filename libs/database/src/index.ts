@@ -4,6 +4,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { pendingMigrations, Queryable, shippedMigrations } from './migration-status';
 
 export * from './migration-status';
+export * from './periodic-deletion';
 
 /** The driver adapter every service's Prisma 7 client runs on (no Rust engine). */
 export function pgAdapter(connectionString: string, options: { connectTimeoutMs?: number; poolSize?: number } = {}) {

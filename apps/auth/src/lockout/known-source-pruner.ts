@@ -1,4 +1,5 @@
 import { Clock } from '@acct/clock';
+import { PeriodicDeletion } from '@acct/database';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 
 import { KNOWN_SOURCE_TTL_MS } from './account-ceiling.policy';
@@ -15,45 +16,29 @@ const BATCH = 1000;
  */
 @Injectable()
 export class KnownSourcePruner implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('known-source-pruner');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly deletion: PeriodicDeletion;
 
-  constructor(
-    private readonly repository: AccountCeilingRepository,
-    private readonly clock: Clock,
-  ) {}
-
-  onModuleInit() {
-    this.timer = setInterval(() => void this.prune().catch(() => undefined), KNOWN_SOURCE_PRUNE_INTERVAL_MS);
-    this.timer.unref();
+  constructor(repository: AccountCeilingRepository, clock: Clock) {
+    this.deletion = new PeriodicDeletion({
+      what: 'expired known login sources',
+      intervalMs: KNOWN_SOURCE_PRUNE_INTERVAL_MS,
+      deleteBatch: (now) => repository.pruneSources(new Date(now.getTime() - KNOWN_SOURCE_TTL_MS), BATCH),
+      batchSize: BATCH,
+      clock,
+      logger: new Logger('known-source-pruner'),
+    });
   }
 
-  async onModuleDestroy() {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onModuleInit() {
+    this.deletion.start();
+  }
+
+  onModuleDestroy() {
+    return this.deletion.stop();
   }
 
   /** One run (one at a time per instance): answers how many sources it deleted. */
   prune(): Promise<number> {
-    this.running ??= this.pruneAll().finally(() => (this.running = undefined));
-    return this.running;
-  }
-
-  private async pruneAll(): Promise<number> {
-    const expiredAt = new Date(this.clock.now() - KNOWN_SOURCE_TTL_MS);
-    let total = 0;
-    try {
-      for (;;) {
-        const deleted = await this.repository.pruneSources(expiredAt, BATCH);
-        total += deleted;
-        if (deleted < BATCH) break;
-      }
-    } catch (error) {
-      this.logger.warn(`known login sources not pruned: ${(error as Error).message}`);
-      throw error;
-    }
-    if (total > 0) this.logger.log(`pruned ${total} expired known login sources`);
-    return total;
+    return this.deletion.run();
   }
 }

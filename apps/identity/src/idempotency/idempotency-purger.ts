@@ -1,4 +1,5 @@
 import { Clock } from '@acct/clock';
+import { PeriodicDeletion } from '@acct/database';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
 import { IdempotencyRepository } from './idempotency.repository';
@@ -7,38 +8,30 @@ import { PURGE_INTERVAL_MS } from './idempotency-rules';
 /** Deletes expired idempotency keys at start and then hourly (expired keys are also ignored when met). */
 @Injectable()
 export class IdempotencyPurger implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(IdempotencyPurger.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly deletion: PeriodicDeletion;
 
-  constructor(
-    private readonly keys: IdempotencyRepository,
-    private readonly clock: Clock,
-  ) {}
+  constructor(keys: IdempotencyRepository, clock: Clock) {
+    this.deletion = new PeriodicDeletion({
+      what: 'expired idempotency keys',
+      intervalMs: PURGE_INTERVAL_MS,
+      deleteBatch: (now) => keys.purgeExpired(now),
+      clock,
+      logger: new Logger(IdempotencyPurger.name),
+    });
+  }
 
   onApplicationBootstrap() {
     void this.purge();
-    this.timer = setInterval(() => void this.purge(), PURGE_INTERVAL_MS);
-    this.timer.unref();
+    this.deletion.start();
   }
 
   onModuleDestroy() {
-    clearInterval(this.timer);
+    // A purge in progress is not waited for: it only deletes keys that are ignored anyway.
+    void this.deletion.stop();
   }
 
   /** One purge; never throws (a database outage only delays it). Returns how many keys went. */
   purge(): Promise<number> {
-    this.running ??= this.keys
-      .purgeExpired(this.clock.date())
-      .then((count) => {
-        if (count > 0) this.logger.log(`purged ${count} expired idempotency keys`);
-        return count;
-      })
-      .catch((error: unknown) => {
-        this.logger.warn(`could not purge expired idempotency keys: ${String(error)}`);
-        return 0;
-      })
-      .finally(() => (this.running = undefined));
-    return this.running;
+    return this.deletion.run().catch(() => 0);
   }
 }
