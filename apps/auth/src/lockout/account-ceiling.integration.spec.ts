@@ -2,12 +2,10 @@ import { METRICS_REGISTRY } from '@acct/observability';
 import { Registry } from 'prom-client';
 
 import { VerifiedUser } from '../identity/identity.client';
-import { AuthHarness } from '../test-support/auth-harness';
+import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
-import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { TokenService } from '../tokens/token.service';
 import { ACCOUNT_MAX_FAILURES } from './account-ceiling.policy';
 import { KnownSourcePruner } from './known-source-pruner';
 
@@ -38,10 +36,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const ipNumber = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 
 describe('account-wide login ceiling (real Postgres, injected clock)', () => {
-  let database: TestDatabase;
-  let harness: AuthHarness;
-  let tokens: TokenService;
   const identity = new CountingIdentity();
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
   let nextIp = 1;
 
   /** `count` failures on `username`, five per IP (under the pair lock), each from a fresh IP range. */
@@ -49,7 +45,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     const outcomes: string[] = [];
     for (let index = 0; index < count; index += 1) {
       if (index % 5 === 0) nextIp += 1;
-      outcomes.push(await outcomeOf(tokens.issue(attempt({ username, clientIp: ipNumber(nextIp) }))));
+      outcomes.push(await outcomeOf(auth.tokens.issue(attempt({ username, clientIp: ipNumber(nextIp) }))));
     }
     nextIp += 1;
     return outcomes;
@@ -57,29 +53,18 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
   const freshIp = () => ipNumber((nextIp += 1));
 
   const lockouts = async (scope: string) => {
-    const registry = harness.module.get<Registry>(METRICS_REGISTRY, { strict: false });
+    const registry = auth.harness.module.get<Registry>(METRICS_REGISTRY, { strict: false });
     const metric = await registry.getSingleMetric('auth_lockouts_total')?.get();
     return metric?.values.find((value) => value.labels.scope === scope)?.value ?? 0;
   };
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
-    tokens = harness.get(TokenService);
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await database?.drop();
-  });
 
   it('locks out new sources after 100 failures from many IPs, not known IPs or devices, for the hour', async () => {
     const username = 'ada@example.test';
     // The owner logged in before, from home and with a phone elsewhere (which kept its device credential).
     expect(
-      await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
     ).toBe('ok');
-    const phone = await tokens.issue(
+    const phone = await auth.tokens.issue(
       attempt({ username, password: 'right-password', clientIp: '192.0.2.2', deviceId: 'phone-1' }),
     );
     expect(phone.deviceToken).not.toBe('');
@@ -89,35 +74,37 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect(outcomes.every((code) => code === 'invalid_grant')).toBe(true);
     const checks = identity.checks;
 
-    const locked = await refusal(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })));
+    const locked = await refusal(
+      auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })),
+    );
     expect(locked.code).toBe('login_locked');
     expect(locked.status).toBe(429);
     expect(locked.options.retryAfter).toBe(60 * 60);
     expect(locked.options.extensions).toMatchObject({ error: 'login_locked' });
     expect(identity.checks).toBe(checks); // refused without a password check
     expect(await lockouts('account')).toBe(started + 1);
-    expect(await outcomeOf(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
+    expect(await outcomeOf(auth.tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
     expect(await lockouts('account')).toBe(started + 1); // counted once, when the lock starts
 
     // The owner's known IP, and the known device (its credential) from an IP never seen, still get in;
     // the device id it used to send alone is no longer worth anything.
     expect(
-      await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: '192.0.2.1' }))),
     ).toBe('ok');
     expect(
       await outcomeOf(
-        tokens.issue(
+        auth.tokens.issue(
           attempt({ username, password: 'right-password', clientIp: freshIp(), deviceToken: phone.deviceToken }),
         ),
       ),
     ).toBe('ok');
     expect(
       await outcomeOf(
-        tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'phone-1' })),
+        auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'phone-1' })),
       ),
     ).toBe('login_locked');
 
-    const audit = await database.query<{ reason: string; count: string }>(
+    const audit = await auth.database.query<{ reason: string; count: string }>(
       "SELECT reason, count(*) FROM login_audit WHERE username = $1 AND outcome = 'failure' GROUP BY reason ORDER BY reason",
       [username],
     );
@@ -126,20 +113,20 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
       { reason: 'login_locked_account', count: '3' },
     ]);
 
-    harness.clock.advance(59 * 60 * 1000);
-    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
-      'login_locked',
-    );
-    harness.clock.advance(60 * 1000);
-    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
-      'ok',
-    );
+    auth.harness.clock.advance(59 * 60 * 1000);
+    expect(
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
+    ).toBe('login_locked');
+    auth.harness.clock.advance(60 * 1000);
+    expect(
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
+    ).toBe('ok');
   });
 
   it('exempts only a genuine, unexpired device credential issued to this username', async () => {
     const username = 'mary@example.test';
-    const other = await tokens.issue(attempt({ username: 'joan@example.test', password: 'right-password' }));
-    const own = await tokens.issue(
+    const other = await auth.tokens.issue(attempt({ username: 'joan@example.test', password: 'right-password' }));
+    const own = await auth.tokens.issue(
       attempt({ username, password: 'right-password', clientIp: freshIp(), deviceId: 'laptop-1' }),
     );
     await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
@@ -151,7 +138,9 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
     const presenting = (deviceToken: string, deviceId = '') =>
       outcomeOf(
-        tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp(), deviceToken, deviceId })),
+        auth.tokens.issue(
+          attempt({ username, password: 'right-password', clientIp: freshIp(), deviceToken, deviceId }),
+        ),
       );
     for (const invented of [
       'phone-1',
@@ -167,7 +156,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect(await presenting('', 'laptop-1')).toBe('login_locked');
     expect(await presenting(own.deviceToken)).toBe('ok');
     // Each login returns a new credential for the device; the old one lives on until it expires.
-    harness.clock.advance(90 * 24 * 60 * 60 * 1000 + 1000);
+    auth.harness.clock.advance(90 * 24 * 60 * 60 * 1000 + 1000);
     await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
     expect(await presenting(own.deviceToken)).toBe('login_locked');
   });
@@ -175,32 +164,33 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
   it('exempts a known IP for 90 days after its last success, each success starting them again, then deletes it', async () => {
     const username = 'hedy@example.test';
     const home = freshIp();
-    const fromHome = () => outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: home })));
+    const fromHome = () =>
+      outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: home })));
     const sourcesOf = (name: string) =>
-      database.query<{ kind: string; value: string }>(
+      auth.database.query<{ kind: string; value: string }>(
         'SELECT kind, value FROM known_login_sources WHERE username = $1 ORDER BY kind, value',
         [name],
       );
     expect(await fromHome()).toBe('ok');
-    harness.clock.advance(89 * DAY_MS);
+    auth.harness.clock.advance(89 * DAY_MS);
     expect(await fromHome()).toBe('ok'); // the 90 days start again
-    harness.clock.advance(89 * DAY_MS);
+    auth.harness.clock.advance(89 * DAY_MS);
     await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
-    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
-      'login_locked',
-    );
+    expect(
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
+    ).toBe('login_locked');
     expect(await fromHome()).toBe('ok'); // 89 days since its last success: still the owner's
     expect(await sourcesOf(username)).toEqual([{ kind: 'ip', value: home }]);
 
     // 90 days without a success from it: no longer exempt (a new budget, spent again), and deleted.
-    harness.clock.advance(90 * DAY_MS + 1000);
+    auth.harness.clock.advance(90 * DAY_MS + 1000);
     const fresh = 'rosalind@example.test';
     expect(
-      await outcomeOf(tokens.issue(attempt({ username: fresh, password: 'right-password', clientIp: home }))),
+      await outcomeOf(auth.tokens.issue(attempt({ username: fresh, password: 'right-password', clientIp: home }))),
     ).toBe('ok');
     await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
     expect(await fromHome()).toBe('login_locked');
-    expect(await harness.get(KnownSourcePruner).prune()).toBeGreaterThanOrEqual(1);
+    expect(await auth.harness.get(KnownSourcePruner).prune()).toBeGreaterThanOrEqual(1);
     expect(await sourcesOf(username)).toEqual([]);
     expect(await sourcesOf(fresh)).toEqual([{ kind: 'ip', value: home }]); // seen within the 90 days: kept
   });
@@ -208,21 +198,21 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
   it('deletes an account’s rows of kind device and its expired IPs at its next successful login', async () => {
     const username = 'barbara@example.test';
     const [old, current] = [freshIp(), freshIp()];
-    const now = harness.clock.now();
-    await database.query(
+    const now = auth.harness.clock.now();
+    await auth.database.query(
       `INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at) VALUES
          ($1, 'device', 'phone-1', $2, $2), ($1, 'ip', $3, $4, $4), ($5, 'device', 'phone-2', $2, $2)`,
       [username, new Date(now - DAY_MS), old, new Date(now - 91 * DAY_MS), 'someone@example.test'],
     );
-    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: current })))).toBe(
-      'ok',
-    );
-    expect(await database.query('SELECT kind, value FROM known_login_sources WHERE username = $1', [username])).toEqual(
-      [{ kind: 'ip', value: current }],
-    );
+    expect(
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: current }))),
+    ).toBe('ok');
+    expect(
+      await auth.database.query('SELECT kind, value FROM known_login_sources WHERE username = $1', [username]),
+    ).toEqual([{ kind: 'ip', value: current }]);
     // Another account's row waits for its own login, or for the expiry.
     expect(
-      await database.query('SELECT kind FROM known_login_sources WHERE username = $1', ['someone@example.test']),
+      await auth.database.query('SELECT kind FROM known_login_sources WHERE username = $1', ['someone@example.test']),
     ).toEqual([{ kind: 'device' }]);
   });
 
@@ -231,7 +221,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect((await failFromManyIps(username, ACCOUNT_MAX_FAILURES)).every((code) => code === 'invalid_grant')).toBe(
       true,
     );
-    expect(await outcomeOf(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
+    expect(await outcomeOf(auth.tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('login_locked');
   });
 
   it('counts only failures: successes from new sources neither use up nor reset the budget', async () => {
@@ -239,18 +229,18 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     // Many logins from new places (a roaming owner, or a client behind rotating addresses) lock nothing.
     for (let index = 0; index < ACCOUNT_MAX_FAILURES + 20; index += 1) {
       expect(
-        await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
+        await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
       ).toBe('ok');
     }
     await failFromManyIps(username, ACCOUNT_MAX_FAILURES - 1);
-    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
-      'ok',
-    );
+    expect(
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
+    ).toBe('ok');
     // The success gave its slot back without resetting the 99 failures: one more failure spends it.
-    expect(await outcomeOf(tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('invalid_grant');
-    expect(await outcomeOf(tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })))).toBe(
-      'login_locked',
-    );
+    expect(await outcomeOf(auth.tokens.issue(attempt({ username, clientIp: freshIp() })))).toBe('invalid_grant');
+    expect(
+      await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
+    ).toBe('login_locked');
   });
 
   it('never counts more than 100 attempts, however many arrive at once', async () => {
@@ -260,13 +250,13 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     // The last five slots, raced for by 25 attempts from 25 IPs.
     const outcomes = await Promise.all(
       Array.from({ length: 25 }, (_, index) =>
-        outcomeOf(tokens.issue(attempt({ username, clientIp: ipNumber(50_000 + index) }))),
+        outcomeOf(auth.tokens.issue(attempt({ username, clientIp: ipNumber(50_000 + index) }))),
       ),
     );
     expect(outcomes.filter((code) => code === 'invalid_grant')).toHaveLength(5);
     expect(outcomes.filter((code) => code === 'login_locked')).toHaveLength(20);
     expect(identity.checks - before).toBe(5);
-    const [budget] = await database.query<{ failures: number }>(
+    const [budget] = await auth.database.query<{ failures: number }>(
       'SELECT failures FROM login_account_throttles WHERE username = $1',
       [username],
     );
@@ -277,7 +267,7 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     const before = await lockouts('pair');
     const ip = freshIp();
     for (let index = 0; index < 8; index += 1)
-      await outcomeOf(tokens.issue(attempt({ username: 'ken@example.test', clientIp: ip })));
+      await outcomeOf(auth.tokens.issue(attempt({ username: 'ken@example.test', clientIp: ip })));
     expect(await lockouts('pair')).toBe(before + 1);
   });
 });

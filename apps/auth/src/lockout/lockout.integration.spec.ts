@@ -1,11 +1,9 @@
 import { DomainError } from '@acct/problem';
 
 import { VerifiedUser } from '../identity/identity.client';
-import { AuthHarness } from '../test-support/auth-harness';
+import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
-import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { TokenService } from '../tokens/token.service';
 
 const USER: VerifiedUser = {
   id: '6a0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
@@ -29,47 +27,34 @@ const attempt = (password: string, clientIp = '203.0.113.9', username = USER.ema
   passwordLogin({ username, password, clientIp });
 
 describe('login lockout (real Postgres, injected clock)', () => {
-  let database: TestDatabase;
-  let harness: AuthHarness;
-  let tokens: TokenService;
   const identity = new SlowIdentity();
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
-    tokens = harness.get(TokenService);
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await database?.drop();
-  });
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
 
   it('locks a (username, IP) pair after exactly 5 failures, correct password or not, for 15 minutes', async () => {
     const ip = '198.51.100.1';
     for (let index = 0; index < 5; index += 1)
-      expect(await outcomeOf(tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
-    const locked = await tokens.issue(attempt('right-password', ip)).catch((error: DomainError) => error);
+      expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    const locked = await auth.tokens.issue(attempt('right-password', ip)).catch((error: DomainError) => error);
     expect(locked).toBeInstanceOf(DomainError);
     expect((locked as DomainError).code).toBe('login_locked');
     expect((locked as DomainError).status).toBe(429);
     expect((locked as DomainError).options.retryAfter).toBe(15 * 60);
-    harness.clock.advance(14 * 60 * 1000);
-    expect(await outcomeOf(tokens.issue(attempt('right-password', ip)))).toBe('login_locked');
-    harness.clock.advance(61 * 1000);
-    expect(await outcomeOf(tokens.issue(attempt('right-password', ip)))).toBe('ok');
+    auth.harness.clock.advance(14 * 60 * 1000);
+    expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('login_locked');
+    auth.harness.clock.advance(61 * 1000);
+    expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('ok');
   });
 
   it('leaves other IPs of the same account alone', async () => {
-    for (let index = 0; index < 6; index += 1) await outcomeOf(tokens.issue(attempt('wrong', '198.51.100.2')));
-    expect(await outcomeOf(tokens.issue(attempt('wrong', '198.51.100.2')))).toBe('login_locked');
-    expect(await outcomeOf(tokens.issue(attempt('right-password', '198.51.100.3')))).toBe('ok');
+    for (let index = 0; index < 6; index += 1) await outcomeOf(auth.tokens.issue(attempt('wrong', '198.51.100.2')));
+    expect(await outcomeOf(auth.tokens.issue(attempt('wrong', '198.51.100.2')))).toBe('login_locked');
+    expect(await outcomeOf(auth.tokens.issue(attempt('right-password', '198.51.100.3')))).toBe('ok');
   });
 
   it('locks unknown usernames the same way', async () => {
     const statuses = [];
     for (let index = 0; index < 6; index += 1) {
-      statuses.push(await outcomeOf(tokens.issue(attempt('whatever', '198.51.100.4', 'nobody@example.test'))));
+      statuses.push(await outcomeOf(auth.tokens.issue(attempt('whatever', '198.51.100.4', 'nobody@example.test'))));
     }
     expect(statuses).toEqual([
       'invalid_grant',
@@ -83,16 +68,16 @@ describe('login lockout (real Postgres, injected clock)', () => {
 
   it('resets the count on success', async () => {
     const ip = '198.51.100.5';
-    for (let index = 0; index < 4; index += 1) await outcomeOf(tokens.issue(attempt('wrong', ip)));
-    expect(await outcomeOf(tokens.issue(attempt('right-password', ip)))).toBe('ok');
+    for (let index = 0; index < 4; index += 1) await outcomeOf(auth.tokens.issue(attempt('wrong', ip)));
+    expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('ok');
     for (let index = 0; index < 5; index += 1)
-      expect(await outcomeOf(tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+      expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
   });
 
   it('checks at most 5 passwords when 20 wrong attempts arrive at once', async () => {
     const before = identity.checks;
     const outcomes = await Promise.all(
-      Array.from({ length: 20 }, () => outcomeOf(tokens.issue(attempt('wrong', '198.51.100.6')))),
+      Array.from({ length: 20 }, () => outcomeOf(auth.tokens.issue(attempt('wrong', '198.51.100.6')))),
     );
     expect(outcomes.filter((code) => code === 'invalid_grant')).toHaveLength(5);
     expect(outcomes.filter((code) => code === 'login_locked')).toHaveLength(15);

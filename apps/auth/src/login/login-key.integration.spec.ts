@@ -1,8 +1,6 @@
 import { LoginKey, VerifiedUser } from '../identity/identity.client';
-import { AuthHarness } from '../test-support/auth-harness';
+import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
-import { createTestDatabase, TestDatabase } from '../test-support/test-database';
-import { TokenService } from '../tokens/token.service';
 
 const USER: VerifiedUser = {
   id: '5c0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
@@ -27,22 +25,9 @@ const identity = {
 };
 
 describe('login key: one count per user, failures attributed to its org (real Postgres)', () => {
-  let database: TestDatabase;
-  let harness: AuthHarness;
-  let tokens: TokenService;
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
   const login = (username: string, password: string, clientIp: string) =>
-    outcomeOf(tokens.issue(passwordLogin({ username, password, clientIp })));
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
-    tokens = harness.get(TokenService);
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await database?.drop();
-  });
+    outcomeOf(auth.tokens.issue(passwordLogin({ username, password, clientIp })));
 
   it('counts failures by phone toward the e-mail and the other way round (one lockout per user and IP)', async () => {
     const ip = '198.51.100.20';
@@ -66,10 +51,10 @@ describe('login key: one count per user, failures attributed to its org (real Po
   });
 
   it('attributes failed logins of a known user to it and its org, and those of unknown usernames to nobody, with one answer', async () => {
-    await database.query('DELETE FROM login_audit');
+    await auth.database.query('DELETE FROM login_audit');
     expect(await login(PHONE, 'wrong', '198.51.100.23')).toBe('invalid_grant');
     expect(await login('nobody@example.test', 'wrong', '198.51.100.23')).toBe('invalid_grant');
-    const rows = await database.query<Record<string, string | null>>(
+    const rows = await auth.database.query<Record<string, string | null>>(
       'SELECT username, subject, org_id, outcome, reason FROM login_audit ORDER BY at, username',
     );
     expect(rows).toEqual(
