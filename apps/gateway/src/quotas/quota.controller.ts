@@ -25,7 +25,7 @@ export class QuotaController {
   async quota(@Req() request: AuthenticatedRequest, @Query('dimension') dimension: unknown): Promise<QuotaReport> {
     const { orgId, quotas } = await this.platform.call(
       'getQuota',
-      { dimension: typeof dimension === 'string' ? dimension : Array.isArray(dimension) ? '\u0000' : '' },
+      { dimension: typeof dimension === 'string' ? dimension : Array.isArray(dimension) ? '\u0000' : '', name: '' },
       { accessToken: request.accessToken },
     );
     return {

@@ -34,7 +34,7 @@ export class UsersQuota {
     try {
       const { quotas } = await this.platform.call(
         'getQuota',
-        { dimension: USERS_QUOTA.dimension },
+        { dimension: USERS_QUOTA.dimension, name: USERS_QUOTA.name },
         { accessToken, deadlineMs: Math.floor(this.config.GRPC_DEADLINE_MS / 2) },
       );
       return quotas.find((quota) => isQuota(quota, USERS_QUOTA))?.limit;

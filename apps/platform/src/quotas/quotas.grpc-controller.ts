@@ -12,7 +12,7 @@ export class QuotasGrpcController implements Pick<platformV1.PlatformServiceCont
 
   @GrpcMethod(platformV1.PLATFORM_SERVICE_NAME, 'GetQuota')
   async getQuota(request: platformV1.GetQuotaRequest, metadata?: Metadata): Promise<platformV1.GetQuotaResponse> {
-    const { orgId, quotas } = await this.quotas.quotasFor(callerOf(metadata), request.dimension);
+    const { orgId, quotas } = await this.quotas.quotasFor(callerOf(metadata), request.dimension, request.name);
     return { orgId, quotas };
   }
 }

@@ -8,20 +8,27 @@ export interface UsageRow {
   used: number;
 }
 
+/** What an org's quotas are made of: its plan (null: standard), its own limits, its usage. */
+export interface QuotaState {
+  plan: string | null;
+  overrides: Array<{ dimension: string; name: string; limit: number }>;
+  usage: UsageRow[];
+}
+
 @Injectable()
 export class QuotasRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async planOf(orgId: string): Promise<string | undefined> {
-    return (await this.prisma.orgPlan.findUnique({ where: { orgId } }))?.plan;
-  }
-
-  overridesOf(orgId: string) {
-    return this.prisma.quotaOverride.findMany({ where: { orgId } });
-  }
-
-  usageOf(orgId: string): Promise<UsageRow[]> {
-    return this.prisma.quotaUsage.findMany({ where: { orgId }, select: { dimension: true, name: true, used: true } });
+  /** The org's plan, its limit overrides and its usage, in one round trip. */
+  async stateOf(orgId: string): Promise<QuotaState> {
+    const [row] = await this.prisma.$queryRaw<QuotaState[]>`
+      SELECT
+        (SELECT plan FROM org_plans WHERE org_id = ${orgId}) AS plan,
+        COALESCE((SELECT json_agg(json_build_object('dimension', dimension, 'name', name, 'limit', "limit"))
+          FROM quota_overrides WHERE org_id = ${orgId}), '[]'::json) AS overrides,
+        COALESCE((SELECT json_agg(json_build_object('dimension', dimension, 'name', name, 'used', used))
+          FROM quota_usage WHERE org_id = ${orgId}), '[]'::json) AS usage`;
+    return row;
   }
 
   async setOverride(orgId: string, dimension: string, name: string, limit: number) {

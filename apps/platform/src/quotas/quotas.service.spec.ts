@@ -18,12 +18,17 @@ const caller = (scopes: string[]): Caller => ({
 
 describe('QuotasService', () => {
   const repository = {
-    planOf: () => Promise.resolve(undefined),
-    overridesOf: () => Promise.resolve([{ orgId: 'org-1', dimension: 'api', name: 'Users', limit: 7 }]),
-    usageOf: () => Promise.resolve([{ dimension: 'api', name: 'Users', used: 3 }]),
+    stateOf: () =>
+      Promise.resolve({
+        plan: null,
+        overrides: [{ dimension: 'api', name: 'Users', limit: 7 }],
+        usage: [{ dimension: 'api', name: 'Users', used: 3 }],
+      }),
   } as unknown as QuotasRepository;
-  const apiUsage = { today: () => Promise.resolve(42) } as unknown as ApiUsageReader;
+  const today = jest.fn(() => Promise.resolve(42));
+  const apiUsage = { today } as unknown as ApiUsageReader;
   const service = new QuotasService(repository, apiUsage);
+  beforeEach(() => today.mockClear());
 
   it('answers every quota of the caller’s org to a system:read token, overrides and usage applied', async () => {
     const { orgId, quotas } = await service.quotasFor(caller(['system:read']), '');
@@ -42,6 +47,14 @@ describe('QuotasService', () => {
   it('shows a users:write token without system:read the Users quota only (what identity asks for)', async () => {
     const { quotas } = await service.quotasFor(caller(['users:write']), 'api');
     expect(quotas).toEqual([{ dimension: 'api', name: 'Users', unit: 'count', limit: 7, used: 3 }]);
+  });
+
+  it('answers the one quota a name asks for, without reading the day’s API count', async () => {
+    const { quotas } = await service.quotasFor(caller(['system:read', 'users:write']), 'api', 'Users');
+    expect(quotas).toEqual([{ dimension: 'api', name: 'Users', unit: 'count', limit: 7, used: 3 }]);
+    expect(today).not.toHaveBeenCalled();
+    await service.quotasFor(caller(['system:read']), 'api');
+    expect(today).toHaveBeenCalledWith('org-1');
   });
 
   it('refuses any other token with insufficient_scope naming system:read', async () => {

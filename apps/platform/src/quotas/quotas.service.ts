@@ -5,6 +5,7 @@ import {
   isQuotaDimension,
   QUOTA_DIMENSIONS,
   QuotaDefinition,
+  QuotaKey,
   STANDARD_QUOTAS,
   USERS_QUOTA,
 } from '@acct/limits';
@@ -32,30 +33,30 @@ export class QuotasService {
    * users (`users:write`) is held to the Users quota, so identity asks for it with that caller's token;
    * such a token without `system:read` sees that one quota and nothing else.
    */
-  async quotasFor(caller: Caller, dimension: string): Promise<{ orgId: string; quotas: QuotaEntry[] }> {
+  async quotasFor(caller: Caller, dimension: string, name = ''): Promise<{ orgId: string; quotas: QuotaEntry[] }> {
     const usersQuotaOnly = !caller.scopes.has(SYSTEM_READ_SCOPE) && caller.scopes.has(USERS_WRITE_SCOPE);
     if (!usersQuotaOnly) requireScope(caller, SYSTEM_READ_SCOPE);
     if (dimension && !isQuotaDimension(dimension)) {
       throw validationFailed([{ field: 'dimension', message: `must be one of ${QUOTA_DIMENSIONS.join(', ')}` }]);
     }
-    const quotas = (await this.quotasOf(caller.orgId)).filter(
-      (quota) => (!dimension || quota.dimension === dimension) && (!usersQuotaOnly || isQuota(quota, USERS_QUOTA)),
-    );
-    return { orgId: caller.orgId, quotas };
+    const wanted = (quota: QuotaKey) =>
+      (!dimension || quota.dimension === dimension) &&
+      (!name || quota.name === name) &&
+      (!usersQuotaOnly || isQuota(quota, USERS_QUOTA));
+    return { orgId: caller.orgId, quotas: await this.quotasOf(caller.orgId, wanted) };
   }
 
-  async quotasOf(orgId: string): Promise<QuotaEntry[]> {
-    const [plan, overrides, usage, apiRequests] = await Promise.all([
-      this.repository.planOf(orgId),
-      this.repository.overridesOf(orgId),
-      this.repository.usageOf(orgId),
-      this.apiUsage.today(orgId),
+  /** The org's quotas that `wanted` keeps; the day's API count (Redis) is read only when it is one. */
+  async quotasOf(orgId: string, wanted: (quota: QuotaKey) => boolean = () => true): Promise<QuotaEntry[]> {
+    const [state, apiRequests] = await Promise.all([
+      this.repository.stateOf(orgId),
+      wanted(API_REQUESTS_QUOTA) ? this.apiUsage.today(orgId) : 0,
     ]);
     const key = (quota: { dimension: string; name: string }) => `${quota.dimension}/${quota.name}`;
-    const limits = new Map(overrides.map((row) => [key(row), row.limit]));
-    const used = new Map(usage.map((row) => [key(row), row.used]));
+    const limits = new Map(state.overrides.map((row) => [key(row), row.limit]));
+    const used = new Map(state.usage.map((row) => [key(row), row.used]));
     used.set(key(API_REQUESTS_QUOTA), apiRequests);
-    return (PLAN_QUOTAS[plan ?? 'standard'] ?? STANDARD_QUOTAS).map((quota) => ({
+    return (PLAN_QUOTAS[state.plan ?? 'standard'] ?? STANDARD_QUOTAS).filter(wanted).map((quota) => ({
       ...quota,
       limit: limits.get(key(quota)) ?? quota.limit,
       used: used.get(key(quota)) ?? 0,

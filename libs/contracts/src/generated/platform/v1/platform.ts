@@ -51,6 +51,8 @@ export interface GetRateLimitsResponse {
 export interface GetQuotaRequest {
   /** Empty: every dimension. */
   dimension: string;
+  /** Empty: every quota of the dimension(s); otherwise only the quota of this name (e.g. "Users"). */
+  name: string;
 }
 
 export interface Quota {
