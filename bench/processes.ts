@@ -11,6 +11,8 @@ export interface Memory {
   pid: number;
   peak_rss_mb: number;
   rss_mb: number;
+  /** Of rss_mb, pages of files: Node's binary and shared libraries, the same pages in every Node process. */
+  file_mb: number;
 }
 
 const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
@@ -24,7 +26,7 @@ export function memoryOf(pid: number): Memory | undefined {
     return undefined;
   }
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { pid, peak_rss_mb: mib(field('VmHWM')), rss_mb: mib(field('VmRSS')) };
+  return { pid, peak_rss_mb: mib(field('VmHWM')), rss_mb: mib(field('VmRSS')), file_mb: mib(field('RssFile')) };
 }
 
 const readProc = (pid: string | number, file: string) => {

@@ -740,6 +740,7 @@ async function main(): Promise<number> {
               pid,
               peak_under_load_mb: rss.peak(name) ?? null,
               after_load_mb: now.rss_mb,
+              after_load_file_mb: now.file_mb,
               lifetime_peak_mb: now.peak_rss_mb,
               heap: heaps[name] ?? null,
             }
