@@ -74,8 +74,9 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       throw new Error(`${String(route.method)} ${route.url} declares no rate-limit group`);
     routes.add(route.method, route.url);
   });
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
+    done();
   });
   // Only JSON is a body; everything else is 415 (the token endpoint adds form encoding itself).
   fastify.removeContentTypeParser('text/plain');
