@@ -5,12 +5,12 @@ import { ApiUsageReader } from './api-usage.reader';
 import { QuotasGrpcController } from './quotas.grpc-controller';
 import { QuotasRepository } from './quotas.repository';
 import { QuotasService } from './quotas.service';
-import { UsageEventsConsumer } from './usage-events.consumer';
+import { UsageReportedConsumer, UserCountConsumer } from './usage-events.consumer';
 
 @Module({
   imports: [PrismaModule],
   controllers: [QuotasGrpcController],
-  providers: [QuotasRepository, QuotasService, ApiUsageReader, UsageEventsConsumer],
+  providers: [QuotasRepository, QuotasService, ApiUsageReader, UsageReportedConsumer, UserCountConsumer],
   exports: [QuotasService, QuotasRepository],
 })
 export class QuotasModule {}

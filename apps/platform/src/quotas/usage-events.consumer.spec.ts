@@ -4,7 +4,7 @@ import { JsMsg } from 'nats';
 
 import { loadPlatformConfig } from '../config';
 import { QuotasRepository, Transaction } from './quotas.repository';
-import { UsageEventsConsumer } from './usage-events.consumer';
+import { UsageReportedConsumer, UserCountConsumer } from './usage-events.consumer';
 
 const ORG = 'org-1';
 const AT = '2026-11-22T10:00:00.000Z';
@@ -59,8 +59,9 @@ const userData = {
   send_activation: false,
 };
 
-describe('UsageEventsConsumer', () => {
-  let consumer: UsageEventsConsumer;
+describe('UsageReportedConsumer and UserCountConsumer', () => {
+  let usage: UsageReportedConsumer;
+  let users: UserCountConsumer;
   let applied: Applied[];
 
   beforeAll(() => {
@@ -71,11 +72,12 @@ describe('UsageEventsConsumer', () => {
     const recording = recordingRepository();
     applied = recording.applied;
     // Consumers connect only when started; this test never starts them.
-    consumer = new UsageEventsConsumer(recording.repository, loadPlatformConfig({}));
+    usage = new UsageReportedConsumer(recording.repository, loadPlatformConfig({}));
+    users = new UserCountConsumer(recording.repository, loadPlatformConfig({}));
   });
 
   it("counts one more of the org's Users for identity.user.created, at the event's time", async () => {
-    await expect(consumer.onUserEvent(message(USER_CREATED, event(USER_CREATED, userData)))).resolves.toBe('ack');
+    await expect(users.handle(message(USER_CREATED, event(USER_CREATED, userData)))).resolves.toBe('ack');
     expect(applied).toHaveLength(1);
     expect(applied[0]).toMatchObject({ type: USER_CREATED });
     const [statement] = applied[0].statements;
@@ -85,7 +87,7 @@ describe('UsageEventsConsumer', () => {
 
   it('counts one fewer, never below zero, for identity.user.deleted', async () => {
     const deleted = event(USER_DELETED, { user_id: userData.user_id, org_id: ORG, occurred_at: AT });
-    await expect(consumer.onUserEvent(message(USER_DELETED, deleted))).resolves.toBe('ack');
+    await expect(users.handle(message(USER_DELETED, deleted))).resolves.toBe('ack');
     expect(applied).toHaveLength(1);
     const [statement] = applied[0].statements;
     expect(statement.values).toEqual([ORG, 'api', 'Users', new Date(AT)]);
@@ -94,33 +96,31 @@ describe('UsageEventsConsumer', () => {
 
   it('acknowledges the other identity events without counting them as usage', async () => {
     const activated = event(USER_ACTIVATED, { user_id: userData.user_id, org_id: ORG });
-    await expect(consumer.onUserEvent(message(USER_ACTIVATED, activated))).resolves.toBe('ack');
+    await expect(users.handle(message(USER_ACTIVATED, activated))).resolves.toBe('ack');
     expect(applied).toEqual([]);
   });
 
   it('keys each event by its id, so a redelivery is applied once', async () => {
     const created = message(USER_CREATED, event(USER_CREATED, userData));
-    await consumer.onUserEvent(created);
-    await expect(consumer.onUserEvent(created)).resolves.toBe('ack');
+    await users.handle(created);
+    await expect(users.handle(created)).resolves.toBe('ack');
     expect(applied).toHaveLength(1);
   });
 
   it('sets a reported gauge to the reported value, the latest report winning', async () => {
     const data = { org_id: ORG, dimension: 'compute', name: 'vCPU cores', used: 12.5 };
-    await expect(consumer.onUsageReported(message(USAGE_REPORTED, event(USAGE_REPORTED, data)))).resolves.toBe('ack');
+    await expect(usage.handle(message(USAGE_REPORTED, event(USAGE_REPORTED, data)))).resolves.toBe('ack');
     const [statement] = applied[0].statements;
     expect(statement.values).toEqual([ORG, 'compute', 'vCPU cores', 12.5, new Date(AT)]);
     expect(statement.sql).toContain('WHERE quota_usage.reported_at <= EXCLUDED.reported_at');
   });
 
   it('rejects (never redelivers) a message that is not JSON or not the event it claims to be, and counts nothing', async () => {
-    await expect(consumer.onUserEvent(message(USER_CREATED, '{not json'))).resolves.toBe('reject');
+    await expect(users.handle(message(USER_CREATED, '{not json'))).resolves.toBe('reject');
     const { org_id: _missing, ...withoutOrg } = userData;
-    await expect(consumer.onUserEvent(message(USER_CREATED, event(USER_CREATED, withoutOrg)))).resolves.toBe('reject');
+    await expect(users.handle(message(USER_CREATED, event(USER_CREATED, withoutOrg)))).resolves.toBe('reject');
     const negative = { org_id: ORG, dimension: 'compute', name: 'vCPU cores', used: -1 };
-    await expect(consumer.onUsageReported(message(USAGE_REPORTED, event(USAGE_REPORTED, negative)))).resolves.toBe(
-      'reject',
-    );
+    await expect(usage.handle(message(USAGE_REPORTED, event(USAGE_REPORTED, negative)))).resolves.toBe('reject');
     expect(applied).toEqual([]);
   });
 });
