@@ -2,11 +2,9 @@ import { Caller } from '@acct/access-token';
 import { authV1 } from '@acct/contracts';
 
 import { VerifiedUser } from '../identity/identity.client';
-import { AuthHarness } from '../test-support/auth-harness';
+import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { passwordLogin } from '../test-support/login-requests';
-import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
-import { TokenService } from '../tokens/token.service';
 import { LoginAudit } from './login-audit';
 
 const ORG = '5a0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f';
@@ -52,25 +50,17 @@ const callerOf = (roles: string[]): Caller => ({
 });
 
 describe('login audit (real Postgres)', () => {
-  let database: TestDatabase;
-  let harness: AuthHarness;
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
-    const tokens = harness.get(TokenService);
+    const tokens = auth.tokens;
     await tokens.issue(attempt({}));
     await tokens.issue(attempt({ password: 'wrong-password', clientIp: '203.0.113.51' })).catch(() => undefined);
     await tokens.issue(attempt({ grantType: 'implicit' })).catch(() => undefined);
   });
 
-  afterAll(async () => {
-    await harness?.close();
-    await database?.drop();
-  });
-
   it('records every token request with who, where, how and what came of it, and never a secret', async () => {
-    const rows = await database.query<Record<string, string>>(
+    const rows = await auth.database.query<Record<string, string>>(
       'SELECT grant_type, username, subject, org_id, client_ip, device_id, user_agent, outcome, reason FROM login_audit ORDER BY at',
     );
     expect(rows).toEqual([
@@ -99,13 +89,13 @@ describe('login audit (real Postgres)', () => {
         reason: 'unsupported_grant_type',
       }),
     ]);
-    const everything = JSON.stringify(await database.query('SELECT * FROM login_audit'));
+    const everything = JSON.stringify(await auth.database.query('SELECT * FROM login_audit'));
     expect(everything).not.toContain('right-password');
     expect(everything).not.toContain('wrong-password');
   });
 
   it("lets the org's admins read their org's entries, newest first", async () => {
-    const { entries } = await harness.get(LoginAudit).list(callerOf(['admin']), list({ limit: 10 }));
+    const { entries } = await auth.harness.get(LoginAudit).list(callerOf(['admin']), list({ limit: 10 }));
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       outcome: 'success',
@@ -116,7 +106,7 @@ describe('login audit (real Postgres)', () => {
   });
 
   it('refuses anyone else', async () => {
-    await expect(harness.get(LoginAudit).list(callerOf(['member']), list({}))).rejects.toMatchObject({
+    await expect(auth.harness.get(LoginAudit).list(callerOf(['member']), list({}))).rejects.toMatchObject({
       code: 'forbidden',
     });
   });

@@ -10,10 +10,9 @@ import { VerifiedUser } from '../identity/identity.client';
 import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { MfaService } from '../mfa/mfa.service';
 import { RecoveryCodesService } from '../mfa/recovery-codes.service';
-import { AuthHarness } from '../test-support/auth-harness';
+import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
-import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
 import { TokenService } from '../tokens/token.service';
 import { AuthorizationService } from './authorization.service';
@@ -47,8 +46,7 @@ function pkce() {
 }
 
 describe('authorization code + PKCE (real Postgres, real login policies, injected clock)', () => {
-  let database: TestDatabase;
-  let harness: AuthHarness;
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
   let authorization: AuthorizationService;
   let tokens: TokenService;
   let clients: ClientService;
@@ -107,15 +105,13 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
   }
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
-    authorization = harness.get(AuthorizationService);
-    tokens = harness.get(TokenService);
-    clients = harness.get(ClientService);
-    const jwks = harness.get(JwksGrpcController);
+    authorization = auth.harness.get(AuthorizationService);
+    tokens = auth.tokens;
+    clients = auth.harness.get(ClientService);
+    const jwks = auth.harness.get(JwksGrpcController);
     verifier = new AccessTokenVerifier({
-      issuer: harness.config.TOKEN_ISSUER,
-      audience: harness.config.TOKEN_AUDIENCE,
+      issuer: auth.harness.config.TOKEN_ISSUER,
+      audience: auth.harness.config.TOKEN_AUDIENCE,
       fetchKeys: () => jwks.getJwks(),
     });
     ({ clientId: spa } = await clients.create({
@@ -133,11 +129,6 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       redirectUris: [REDIRECT],
       scopes: ['users:read'],
     });
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await database?.drop();
   });
 
   describe('checking an authorization request', () => {
@@ -219,7 +210,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
     it('issues a 256-bit code, stored only as its hash, that a public client exchanges once with its verifier', async () => {
       const { code, codeVerifier } = await codeFor();
       expect(Buffer.from(code, 'base64url')).toHaveLength(32);
-      const rows = await database.query<{ code_hash: string; scope: string; expires_at: Date; created_at: Date }>(
+      const rows = await auth.database.query<{ code_hash: string; scope: string; expires_at: Date; created_at: Date }>(
         'SELECT code_hash, scope, expires_at, created_at FROM authorization_codes',
       );
       expect(rows.some((row) => row.code_hash === createHash('sha256').update(code).digest('hex'))).toBe(true);
@@ -266,7 +257,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
 
     it('refuses a code after its 60 seconds', async () => {
       const { code, codeVerifier } = await codeFor();
-      harness.clock.advance(60_000);
+      auth.harness.clock.advance(60_000);
       expect((await refusal(exchange({ code, codeVerifier, redirectUri: REDIRECT }))).code).toBe('invalid_grant');
     });
 
@@ -317,7 +308,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
         userAgent: 'Browser/7.0',
       });
       const familyId = decodeJwt(set.accessToken).sid;
-      const [session] = await database.query<{ ip: string; device_id: string; user_agent: string }>(
+      const [session] = await auth.database.query<{ ip: string; device_id: string; user_agent: string }>(
         'SELECT ip, device_id, user_agent FROM refresh_tokens WHERE family_id = $1 AND parent_id IS NULL',
         [familyId],
       );
@@ -381,10 +372,12 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       const ip = freshIp();
       await refusal(signIn({ parameters: parameters(), password: 'wrong', clientIp: ip }));
       await signIn({ parameters: parameters(), clientIp: ip });
-      const rows = await database.query<{ grant_type: string; outcome: string; username: string; client_id: string }>(
-        'SELECT grant_type, outcome, username, client_id FROM login_audit WHERE client_ip = $1 ORDER BY at',
-        [ip],
-      );
+      const rows = await auth.database.query<{
+        grant_type: string;
+        outcome: string;
+        username: string;
+        client_id: string;
+      }>('SELECT grant_type, outcome, username, client_id FROM login_audit WHERE client_ip = $1 ORDER BY at', [ip]);
       expect(rows).toEqual([
         { grant_type: 'authorize', outcome: 'failure', username: USER.email, client_id: spa },
         { grant_type: 'authorize', outcome: 'success', username: USER.email, client_id: spa },
@@ -405,7 +398,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       }
       // Six refusals from one IP, yet the (username, IP) pair is not locked (five failures would).
       expect((await signIn({ parameters: parameters(), clientIp: ip })).code).not.toBe('');
-      const rows = await database.query<{ outcome: string; reason: string; username: string }>(
+      const rows = await auth.database.query<{ outcome: string; reason: string; username: string }>(
         'SELECT outcome, reason, username FROM login_audit WHERE client_ip = $1 ORDER BY at',
         [ip],
       );
@@ -419,14 +412,14 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
 
   describe('an account with MFA', () => {
     let secret: string;
-    const totp = () => generateSync({ secret, epoch: Math.floor(harness.clock.now() / 1000) });
+    const totp = () => generateSync({ secret, epoch: Math.floor(auth.harness.clock.now() / 1000) });
 
     beforeAll(async () => {
-      const mfa = harness.get(MfaService);
+      const mfa = auth.harness.get(MfaService);
       const caller = { subject: MFA_USER.id, kind: 'user', orgId: ORG, roles: ['member'] } as unknown as Caller;
       ({ secret } = await mfa.enroll({ ...caller, scopes: new Set(['users:read']) }, 'token', PASSWORD));
       await mfa.confirm({ ...caller, scopes: new Set(['users:read']) }, totp());
-      harness.clock.advance(90_000);
+      auth.harness.clock.advance(90_000);
     });
 
     it('answers a correct password with a ticket, and the ticket with a code gets the authorization code', async () => {
@@ -463,7 +456,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
 
     it("accepts a recovery code as the second step's code, once", async () => {
       const caller = { subject: MFA_USER.id, kind: 'user', orgId: ORG, roles: ['member'] } as unknown as Caller;
-      const { codes } = await harness
+      const { codes } = await auth.harness
         .get(RecoveryCodesService)
         .create({ ...caller, scopes: new Set(['users:read']) }, 'token', PASSWORD);
       const secondStep = async (ip: string) => {
@@ -476,7 +469,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
     });
 
     it('refuses a ticket for another authorization request, an expired or a forged one', async () => {
-      harness.clock.advance(90_000);
+      auth.harness.clock.advance(90_000);
       const ip = freshIp();
       const request = parameters();
       const { mfaTicket } = await signIn({ parameters: request, username: MFA_USER.email, clientIp: ip });
@@ -490,7 +483,7 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
         );
         expect(error.code).toBe('forbidden');
       }
-      harness.clock.advance(5 * 60_000);
+      auth.harness.clock.advance(5 * 60_000);
       const late = await refusal(
         signIn({ parameters: request, username: '', password: '', mfaTicket, mfaCode: totp(), clientIp: ip }),
       );

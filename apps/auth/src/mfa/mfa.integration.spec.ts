@@ -2,10 +2,9 @@ import { Caller } from '@acct/access-token';
 import { generateSync } from 'otplib';
 
 import { VerifiedUser } from '../identity/identity.client';
-import { AuthHarness } from '../test-support/auth-harness';
+import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
-import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenRequest } from '../tokens/grants/grant';
 import { TokenService } from '../tokens/token.service';
 import { MfaService } from './mfa.service';
@@ -45,26 +44,19 @@ const callerOf = (fields: Partial<Caller> = {}): Caller => ({
 const login = (fields: Partial<TokenRequest>): TokenRequest => passwordLogin({ username: USER.email, ...fields });
 
 describe('MFA with TOTP (real Postgres, injected clock)', () => {
-  let database: TestDatabase;
-  let harness: AuthHarness;
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
   let tokens: TokenService;
   let mfa: MfaService;
   let secret: string;
   /** The code of the step `offset` steps from the (fake) current time. */
-  const code = (offset = 0) => generateSync({ secret, epoch: Math.floor(harness.clock.now() / 1000) + offset * 30 });
+  const code = (offset = 0) =>
+    generateSync({ secret, epoch: Math.floor(auth.harness.clock.now() / 1000) + offset * 30 });
   /** A step no earlier test has used: every code before it is spent or stale. */
-  const nextStep = () => harness.clock.advance(90_000);
+  const nextStep = () => auth.harness.clock.advance(90_000);
 
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
-    tokens = harness.get(TokenService);
-    mfa = harness.get(MfaService);
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await database?.drop();
+  beforeAll(() => {
+    tokens = auth.tokens;
+    mfa = auth.harness.get(MfaService);
   });
 
   it('refuses enrolment without the current password, or with a wrong one, and locks it after 5 wrong ones', async () => {
@@ -81,11 +73,11 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     }
     // Five wrong passwords lock enrolment for the account (no password oracle for a token holder).
     expect(await refusal(mfa.enroll(callerOf(), 'token', 'right-password'))).toMatchObject({ code: 'login_locked' });
-    const rows = await database.query<{ n: string }>('SELECT count(*) AS n FROM mfa_totp WHERE user_id = $1', [
+    const rows = await auth.database.query<{ n: string }>('SELECT count(*) AS n FROM mfa_totp WHERE user_id = $1', [
       USER.id,
     ]);
     expect(Number(rows[0].n)).toBe(0);
-    harness.clock.advance(16 * 60_000);
+    auth.harness.clock.advance(16 * 60_000);
   });
 
   it('enrols the calling user with a base32 secret and an otpauth URI, stored encrypted', async () => {
@@ -97,7 +89,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     expect(decodeURIComponent(uri.pathname)).toBe(`/Account Platform:${USER.email}`);
     expect(uri.searchParams.get('secret')).toBe(secret);
     expect(uri.searchParams.get('issuer')).toBe('Account Platform');
-    const [row] = await database.query<{ secret: string; confirmed_at: Date | null }>(
+    const [row] = await auth.database.query<{ secret: string; confirmed_at: Date | null }>(
       'SELECT secret, confirmed_at FROM mfa_totp WHERE user_id = $1',
       [USER.id],
     );
@@ -116,7 +108,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     expect(error.code).toBe('invalid_mfa_code');
     expect(error.status).toBe(400);
     expect(await refusal(mfa.confirm(callerOf(), 'abcdef'))).toMatchObject({ code: 'invalid_mfa_code' });
-    const [row] = await database.query<{ confirmed_at: Date | null }>(
+    const [row] = await auth.database.query<{ confirmed_at: Date | null }>(
       'SELECT confirmed_at FROM mfa_totp WHERE user_id = $1',
       [USER.id],
     );
@@ -132,7 +124,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
   it('enables MFA on a correct code, whose step then cannot log in', async () => {
     const confirmingCode = code();
     const confirmed = await mfa.confirm(callerOf(), confirmingCode);
-    expect(confirmed).toEqual({ enabled: true, confirmedAt: new Date(harness.clock.now()).toISOString() });
+    expect(confirmed).toEqual({ enabled: true, confirmedAt: new Date(auth.harness.clock.now()).toISOString() });
     const error = await refusal(tokens.issue(login({ mfaCode: confirmingCode, clientIp: '203.0.113.12' })));
     expect(error.code).toBe('invalid_grant');
   });
@@ -161,7 +153,7 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     const replay = await refusal(tokens.issue(login({ mfaCode: current, clientIp: '203.0.113.16' })));
     expect(replay.code).toBe('invalid_grant');
     expect(replay.status).toBe(400);
-    const audit = await database.query<{ client_ip: string; reason: string }>(
+    const audit = await auth.database.query<{ client_ip: string; reason: string }>(
       "SELECT client_ip, reason FROM login_audit WHERE client_ip IN ('203.0.113.14', '203.0.113.15', '203.0.113.16') ORDER BY at, client_ip",
     );
     expect(audit).toEqual([

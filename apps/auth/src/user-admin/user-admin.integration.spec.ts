@@ -6,10 +6,9 @@ import { generateSync } from 'otplib';
 import { VerifiedUser } from '../identity/identity.client';
 import { MfaService } from '../mfa/mfa.service';
 import { RecoveryCodesService } from '../mfa/recovery-codes.service';
-import { AuthHarness } from '../test-support/auth-harness';
+import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
-import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenService } from '../tokens/token.service';
 import { RemoveMfaService } from './remove-mfa.service';
 import { UnlockUserService } from './unlock-user.service';
@@ -50,8 +49,7 @@ const identity = {
 };
 
 describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, injected clock)", () => {
-  let database: TestDatabase;
-  let harness: AuthHarness;
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
   let tokens: TokenService;
   let verifier: AccessTokenVerifier;
   let unlocks: UnlockUserService;
@@ -72,41 +70,34 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
 
   /** Turns TOTP on for `who`; answers a function giving the code of the current (fake) time. */
   async function enableMfa(who: Account): Promise<() => string> {
-    const mfa = harness.get(MfaService);
+    const mfa = auth.harness.get(MfaService);
     const { caller, token } = as(who);
     const { secret } = await mfa.enroll(caller, token, PASSWORD);
-    const code = () => generateSync({ secret, epoch: Math.floor(harness.clock.now() / 1000) });
+    const code = () => generateSync({ secret, epoch: Math.floor(auth.harness.clock.now() / 1000) });
     await mfa.confirm(caller, code());
-    harness.clock.advance(30_000);
+    auth.harness.clock.advance(30_000);
     return code;
   }
 
   /** The admin audit's entries of `action` on `who`, oldest first. */
   const auditOf = (who: Account, action: string) =>
-    database.query<{ org_id: string; actor_id: string; target_type: string; details: unknown }>(
+    auth.database.query<{ org_id: string; actor_id: string; target_type: string; details: unknown }>(
       'SELECT org_id, actor_id, target_type, details FROM admin_audit WHERE target_id = $1 AND action = $2 ORDER BY at',
       [who.id, action],
     );
   const count = async (sql: string, parameters: unknown[]) =>
-    Number((await database.query<{ n: string }>(sql, parameters))[0].n);
+    Number((await auth.database.query<{ n: string }>(sql, parameters))[0].n);
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    harness = await AuthHarness.start({ databaseUrl: database.url, identityClient: identity });
-    tokens = harness.get(TokenService);
-    verifier = harness.get<AccessTokenVerifier>(ACCESS_TOKEN_VERIFIER as never);
-    unlocks = harness.get(UnlockUserService);
-    removals = harness.get(RemoveMfaService);
-    recoveryCodes = harness.get(RecoveryCodesService);
+    tokens = auth.tokens;
+    verifier = auth.harness.get<AccessTokenVerifier>(ACCESS_TOKEN_VERIFIER as never);
+    unlocks = auth.harness.get(UnlockUserService);
+    removals = auth.harness.get(RemoveMfaService);
+    recoveryCodes = auth.harness.get(RecoveryCodesService);
     for (const who of USERS) {
       const { accessToken } = await login(who);
       signedIn.set(who.id, { caller: await verifier.verify(accessToken), token: accessToken });
     }
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await database?.drop();
   });
 
   describe('DELETE /v2/users/{id}/lockout', () => {
@@ -126,14 +117,14 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
     it('clears the account-wide ceiling and the counts under every login key (e-mail, phone, canonical)', async () => {
       const keys = [MEMBER.email, MEMBER.phone!, `user:${MEMBER.id}`, `email:${MEMBER.email}`];
       for (const key of [...keys, NEIGHBOUR.email]) {
-        await database.query(
+        await auth.database.query(
           `INSERT INTO login_account_throttles (username, failures, window_started_at, refused) VALUES ($1, 100, $2, 3)
            ON CONFLICT (username) DO UPDATE SET failures = 100, refused = 3, window_started_at = $2`,
-          [key, new Date(harness.clock.now())],
+          [key, new Date(auth.harness.clock.now())],
         );
-        await database.query(
+        await auth.database.query(
           `INSERT INTO login_throttles (username, client_ip, attempts, window_started_at, locked_until) VALUES ($1, '192.0.2.1', 6, $2, $3)`,
-          [key, new Date(harness.clock.now()), new Date(harness.clock.now() + 900_000)],
+          [key, new Date(auth.harness.clock.now()), new Date(auth.harness.clock.now() + 900_000)],
         );
       }
       // The ceiling is spent: even the right password from a new address is refused.
@@ -210,7 +201,7 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
     });
 
     it('refuses a wrong password with 403 forbidden and a wrong or spent code with 400 invalid_mfa_code', async () => {
-      harness.clock.advance(30_000);
+      auth.harness.clock.advance(30_000);
       for (const wrong of ['wrong', 'Right-password']) {
         expect(await refusal(removals.remove(as(MEMBER).caller, as(MEMBER).token, 'me', wrong, code()))).toMatchObject({
           code: 'forbidden',
@@ -225,12 +216,12 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
         ).toMatchObject({ code: 'invalid_mfa_code', status: 400 });
       }
       // Five failures in all: the MFA settings are locked, even for the right password and code.
-      harness.clock.advance(30_000);
+      auth.harness.clock.advance(30_000);
       expect(await refusal(removals.remove(as(MEMBER).caller, as(MEMBER).token, 'me', PASSWORD, code()))).toMatchObject(
         { code: 'login_locked' },
       );
       expect(await outcomeOf(login(MEMBER))).toBe('mfa_required');
-      harness.clock.advance(16 * 60_000);
+      auth.harness.clock.advance(16 * 60_000);
     });
 
     it('removes the factor with the password and a current TOTP code, and records it as by the user itself', async () => {
@@ -272,8 +263,8 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
       const { codes, createdAt } = await recoveryCodes.create(as(NEIGHBOUR).caller, as(NEIGHBOUR).token, PASSWORD);
       expect(codes).toHaveLength(10);
       expect(new Set(codes).size).toBe(10);
-      expect(createdAt).toBe(new Date(harness.clock.now()).toISOString());
-      const rows = await database.query<{ code_hash: string }>(
+      expect(createdAt).toBe(new Date(auth.harness.clock.now()).toISOString());
+      const rows = await auth.database.query<{ code_hash: string }>(
         'SELECT code_hash FROM mfa_recovery_codes WHERE user_id = $1',
         [NEIGHBOUR.id],
       );
@@ -290,7 +281,7 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
       expect(await outcomeOf(login(NEIGHBOUR, { mfaCode: codes[0] }))).toBe('ok');
       expect(await outcomeOf(login(NEIGHBOUR, { mfaCode: codes[0] }))).toBe('invalid_grant');
       expect(await outcomeOf(login(NEIGHBOUR, { mfaCode: codes[1].replaceAll('-', ' ') }))).toBe('ok');
-      harness.clock.advance(30_000);
+      auth.harness.clock.advance(30_000);
       expect(await outcomeOf(login(NEIGHBOUR, { mfaCode: code() }))).toBe('ok');
     });
 
