@@ -12,8 +12,8 @@ export interface EventConsumerOptions<Type extends EventType> extends Omit<Durab
 /**
  * A durable consumer of some of the bus's events, as a Nest provider: it starts once the application
  * is up and stops with its module. A message of one of its types is read against that type's schema
- * (EVENT_SCHEMAS) and handed to `handleEvent`; one that is not JSON or not a valid event is logged and
- * rejected (it could never work, so it is not redelivered).
+ * (EVENT_SCHEMAS) and handed to `handleEvent`; one that is not JSON or not a valid event is logged
+ * (`logRejection`) and rejected (it could never work, so it is not redelivered).
  */
 export abstract class EventConsumer<Type extends EventType> implements OnApplicationBootstrap, OnModuleDestroy {
   protected readonly logger: Logger;
@@ -46,7 +46,7 @@ export abstract class EventConsumer<Type extends EventType> implements OnApplica
     }
     const parsed = EVENT_SCHEMAS[type].safeParse(json);
     if (!parsed.success) {
-      this.logger.warn(`rejected ${type} #${message.seq}: ${parsed.error.message}`);
+      this.logRejection(message, json, parsed.error.message);
       return 'reject';
     }
     return this.handleEvent(parsed.data as EventOf<Type>, message);
@@ -54,6 +54,14 @@ export abstract class EventConsumer<Type extends EventType> implements OnApplica
 
   /** One valid event of its types: `ack` when done, `retry` (or throw) to have it redelivered. */
   protected abstract handleEvent(event: EventOf<Type>, message: JsMsg): Promise<Outcome>;
+
+  /**
+   * Logs a message it rejects. `_json` is its body as read (undefined when not JSON), for a subclass
+   * that labels the line with what the envelope still gives.
+   */
+  protected logRejection(message: JsMsg, _json: unknown, reason: string): void {
+    this.logger.warn(`rejected ${message.subject} #${message.seq}: ${reason}`);
+  }
 
   private isHandled(type: string): type is Type {
     return this.types.has(type);

@@ -111,6 +111,21 @@ describe('MailConsumer', () => {
     expect(smtp.to(to)).toHaveLength(1);
   });
 
+  it('rejects a malformed event without sending, and logs it with the event and request ids its envelope gives', async () => {
+    const to = address('malformed');
+    const event = eventFor(to, clock.now());
+    const malformed = { ...event, data: { ...event.data, email: 42 } };
+    expect(await consumer.handle(delivery(malformed, 1))).toBe('reject');
+    expect(smtp.attemptsTo(to)).toHaveLength(0);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        event_id: event.id,
+        request_id: event.request_id,
+        message: expect.stringMatching(/^rejected identity\.user\.created #\d+: /),
+      }),
+    );
+  });
+
   it('names the event and its request on every line it logs about one, and never the token', () => {
     const about = lines.filter((line) => line.event_id !== undefined);
     expect(about.length).toBeGreaterThan(10);

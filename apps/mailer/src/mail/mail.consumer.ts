@@ -1,16 +1,8 @@
 import { Clock } from '@acct/clock';
-import {
-  DurableConsumer,
-  Outcome,
-  PASSWORD_RESET_REQUESTED,
-  passwordResetRequested,
-  STREAMS,
-  USER_CREATED,
-  userCreated,
-} from '@acct/events';
+import { EventConsumer, EventOf, Outcome, PASSWORD_RESET_REQUESTED, STREAMS, USER_CREATED } from '@acct/events';
 import { METRICS_REGISTRY } from '@acct/observability';
 import { S3Client } from '@aws-sdk/client-s3';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { JsMsg } from 'nats';
 import type { Logger as PinoLogger } from 'pino';
 import { Counter, Registry } from 'prom-client';
@@ -45,6 +37,8 @@ function labelsOf(json: unknown): EventLabels {
 /** A server's reply for a log line: the e-mail addresses it may echo are left out. */
 const withoutAddresses = (reply: string) => reply.replace(/[^\s<>"]+@[^\s<>"]+/g, '<address>');
 
+type MailEventType = typeof USER_CREATED | typeof PASSWORD_RESET_REQUESTED;
+
 interface MailJob {
   eventId: string;
   kind: MailKind;
@@ -69,9 +63,8 @@ interface MailJob {
  * Every log line about an event carries its `event_id` and `request_id`.
  */
 @Injectable()
-export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger: PinoLogger;
-  private readonly consumer: DurableConsumer;
+export class MailConsumer extends EventConsumer<MailEventType> {
+  private readonly mailLogger: PinoLogger;
   private readonly sender: MailSender;
   private readonly archive: MessageArchive;
   private readonly policy: RetryPolicy;
@@ -86,7 +79,16 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(MAILER_LOGGER) logger: PinoLogger,
     private readonly clock: Clock,
   ) {
-    this.logger = logger.child({ context: 'mail' });
+    super({
+      natsUrl: config.NATS_URL,
+      name: 'mailer',
+      stream: STREAMS.identity,
+      durable: 'mailer',
+      filterSubject: 'identity.user.>',
+      types: [USER_CREATED, PASSWORD_RESET_REQUESTED],
+      logger: new Logger('mail'),
+    });
+    this.mailLogger = logger.child({ context: 'mail' });
     this.policy = {
       baseMs: config.MAIL_RETRY_BASE_MS,
       maxMs: config.MAIL_RETRY_MAX_MS,
@@ -121,44 +123,28 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
       labelNames: ['kind', 'reason'],
       registers: [registry],
     });
-    this.consumer = new DurableConsumer({
-      natsUrl: config.NATS_URL,
-      name: 'mailer',
-      stream: STREAMS.identity,
-      durable: 'mailer',
-      filterSubject: 'identity.user.>',
-      handle: (message) => this.handle(message),
-      logger: new Logger('mail'),
-    });
   }
 
-  onApplicationBootstrap() {
-    this.consumer.start();
-  }
-
-  async onModuleDestroy() {
+  override async onModuleDestroy() {
     this.stopping = true;
-    await this.consumer.stop();
+    await super.onModuleDestroy();
     this.sender.close();
   }
 
-  async handle(message: JsMsg): Promise<Outcome> {
-    let json: unknown;
-    let job: MailJob | undefined;
-    try {
-      json = JSON.parse(message.string());
-      job = this.jobOf(message.subject, json);
-    } catch (error) {
-      const { eventId, requestId } = labelsOf(json);
-      this.logger.warn(
-        { event_id: eventId, request_id: requestId, subject: message.subject, seq: message.seq },
-        `rejected ${message.subject} #${message.seq}: ${(error as Error).message}`,
-      );
-      return 'reject';
-    }
+  /** With the ids the malformed event's envelope still gives, like every line about an event. */
+  protected override logRejection(message: JsMsg, json: unknown, reason: string): void {
+    const { eventId, requestId } = labelsOf(json);
+    this.mailLogger.warn(
+      { event_id: eventId, request_id: requestId, subject: message.subject, seq: message.seq },
+      `rejected ${message.subject} #${message.seq}: ${reason}`,
+    );
+  }
+
+  protected async handleEvent(event: EventOf<MailEventType>, message: JsMsg): Promise<Outcome> {
+    const job = jobOf(event);
     if (!job) return 'ack';
-    const labels = labelsOf(json);
-    const log = this.logger.child({ event_id: job.eventId, request_id: labels.requestId, kind: job.kind });
+    const labels = labelsOf(event);
+    const log = this.mailLogger.child({ event_id: job.eventId, request_id: labels.requestId, kind: job.kind });
     let archived: Buffer;
     try {
       const done = await this.archive.outcomeOf(job.eventId);
@@ -274,31 +260,27 @@ export class MailConsumer implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
   }
+}
 
-  private jobOf(subject: string, json: unknown): MailJob | undefined {
-    if (subject === USER_CREATED) {
-      const event = userCreated.parse(json);
-      if (!event.data.send_activation || !event.data.activation_token) return undefined;
-      return {
-        eventId: event.id,
-        kind: 'activation',
-        to: event.data.email,
-        displayName: event.data.display_name,
-        locale: event.data.locale,
-        token: event.data.activation_token,
-      };
-    }
-    if (subject === PASSWORD_RESET_REQUESTED) {
-      const event = passwordResetRequested.parse(json);
-      return {
-        eventId: event.id,
-        kind: 'password_reset',
-        to: event.data.email,
-        displayName: event.data.display_name,
-        locale: event.data.locale,
-        token: event.data.token,
-      };
-    }
-    return undefined;
+/** The mail an event asks for, if any: an activation only when identity asked for one. */
+function jobOf(event: EventOf<MailEventType>): MailJob | undefined {
+  if (event.type === USER_CREATED) {
+    if (!event.data.send_activation || !event.data.activation_token) return undefined;
+    return {
+      eventId: event.id,
+      kind: 'activation',
+      to: event.data.email,
+      displayName: event.data.display_name,
+      locale: event.data.locale,
+      token: event.data.activation_token,
+    };
   }
+  return {
+    eventId: event.id,
+    kind: 'password_reset',
+    to: event.data.email,
+    displayName: event.data.display_name,
+    locale: event.data.locale,
+    token: event.data.token,
+  };
 }
