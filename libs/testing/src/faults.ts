@@ -28,7 +28,7 @@ export interface FaultRunOptions {
   load: SteadyLoad;
   /** The health status the fault should produce (waited for, up to `detectTimeoutMs`). */
   expectHealth: HealthStatus;
-  /** How long the load keeps running against the fault once health shows it. */
+  /** How long the load keeps running against the fault once health shows it (2.5 s; a hang 5 s). */
   holdMs?: number;
   detectTimeoutMs?: number;
   recoverTimeoutMs?: number;
@@ -65,7 +65,10 @@ export async function runFault(fault: Fault, options: FaultRunOptions): Promise<
       if (status === options.expectHealth || Date.now() > detectBy) break;
       await sleep(100);
     }
-    const holdUntil = Date.now() + (options.holdMs ?? 2500);
+    // A hung dependency's requests fail only at the gRPC deadline (2 s), and the load runs its
+    // operations one after another: a hang is held for two deadlines, so at least one operation starts
+    // and fails inside it whatever the load was doing when it began.
+    const holdUntil = Date.now() + (options.holdMs ?? (fault.mode === 'hang' ? 5000 : 2500));
     while (Date.now() < holdUntil) {
       healthSeen.add(await healthStatus(options.gateway));
       await sleep(200);
