@@ -129,6 +129,10 @@ describe('quotas', () => {
     const racers = await Promise.all(['r1', 'r2', 'r3', 'r4', 'r5'].map((label) => createUser(label)));
     expect(racers.filter((answer) => answer.status === 201)).toHaveLength(1);
     expect(racers.filter((answer) => answer.body.code === 'quota_exceeded')).toHaveLength(4);
+    // identity.user.deleted counts a user out again.
+    const winner = racers.find((answer) => answer.status === 201)!;
+    expect((await request(stack.url(`/v2/users/${winner.body.id}`), { token, method: 'DELETE' })).status).toBe(204);
+    await waitFor('deletion counted', async () => (entry((await quota()).body, 'Users').used === 3 ? true : undefined));
   });
 
   it('ignores malformed usage events', async () => {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
+import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma/prisma.service';
 
 export interface UsageRow {
@@ -40,54 +41,57 @@ export class QuotasRepository {
   }
 
   /**
-   * Applies one event exactly once: its id is recorded in the same transaction as its effect, so a
-   * redelivery finds the id and changes nothing. Answers false for a duplicate.
+   * Applies one event exactly once, in one statement: its id is recorded together with its effect
+   * (one of `setGauge`, `increment`, `decrement` below), which runs only when the id was new, so a
+   * redelivery changes nothing; a concurrent delivery of the same id waits for the first and then
+   * finds it. Answers false for a duplicate.
    */
-  async applyOnce(eventId: string, type: string, apply: (tx: Transaction) => Promise<unknown>): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      const inserted = await tx.$executeRaw`
-        INSERT INTO processed_events (event_id, type) VALUES (${eventId}, ${type}) ON CONFLICT DO NOTHING`;
-      if (inserted === 0) return false;
-      await apply(tx);
-      return true;
-    });
+  async applyOnce(eventId: string, type: string, effect: EventEffect): Promise<boolean> {
+    const [row] = await this.prisma.$queryRaw<Array<{ applied: boolean }>>`
+      WITH processed AS (
+        INSERT INTO processed_events (event_id, type) VALUES (${eventId}, ${type})
+        ON CONFLICT DO NOTHING RETURNING event_id
+      ), effect AS (${effect.sql})
+      SELECT EXISTS (SELECT 1 FROM processed) AS applied`;
+    return row.applied;
   }
 }
 
-export type Transaction = Parameters<Parameters<PrismaService['$transaction']>[0]>[0];
+/**
+ * What an event does to the usage: an INSERT that applyOnce runs beside the record of the event's id,
+ * and only when that record is new (it selects from applyOnce's `processed`).
+ */
+export interface EventEffect {
+  sql: Prisma.Sql;
+}
+
+const effect = (sql: Prisma.Sql): EventEffect => ({ sql });
 
 /** A reported gauge: the latest report (by occurred_at) wins, whatever order events arrive in. */
-export async function setGauge(
-  tx: Transaction,
-  orgId: string,
-  dimension: string,
-  name: string,
-  used: number,
-  at: Date,
-) {
-  await tx.$executeRaw`
+export const setGauge = (orgId: string, dimension: string, name: string, used: number, at: Date) =>
+  effect(Prisma.sql`
     INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-    VALUES (${orgId}, ${dimension}, ${name}, ${used}, ${at})
+    SELECT ${orgId}::text, ${dimension}::text, ${name}::text, ${used}::float8, ${at}::timestamptz
+    WHERE EXISTS (SELECT 1 FROM processed)
     ON CONFLICT (org_id, dimension, name) DO UPDATE
       SET used = EXCLUDED.used, reported_at = EXCLUDED.reported_at
-      WHERE quota_usage.reported_at <= EXCLUDED.reported_at`;
-}
+      WHERE quota_usage.reported_at <= EXCLUDED.reported_at`);
 
 /** A counted quota (Users): one more. */
-export async function increment(tx: Transaction, orgId: string, dimension: string, name: string, at: Date) {
-  await tx.$executeRaw`
+export const increment = (orgId: string, dimension: string, name: string, at: Date) =>
+  effect(Prisma.sql`
     INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-    VALUES (${orgId}, ${dimension}, ${name}, 1, ${at})
+    SELECT ${orgId}::text, ${dimension}::text, ${name}::text, 1, ${at}::timestamptz
+    WHERE EXISTS (SELECT 1 FROM processed)
     ON CONFLICT (org_id, dimension, name) DO UPDATE
-      SET used = quota_usage.used + 1, reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`;
-}
+      SET used = quota_usage.used + 1, reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`);
 
 /** A counted quota (Users): one fewer, never below zero. */
-export async function decrement(tx: Transaction, orgId: string, dimension: string, name: string, at: Date) {
-  await tx.$executeRaw`
+export const decrement = (orgId: string, dimension: string, name: string, at: Date) =>
+  effect(Prisma.sql`
     INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-    VALUES (${orgId}, ${dimension}, ${name}, 0, ${at})
+    SELECT ${orgId}::text, ${dimension}::text, ${name}::text, 0, ${at}::timestamptz
+    WHERE EXISTS (SELECT 1 FROM processed)
     ON CONFLICT (org_id, dimension, name) DO UPDATE
       SET used = GREATEST(quota_usage.used - 1, 0),
-          reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`;
-}
+          reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`);

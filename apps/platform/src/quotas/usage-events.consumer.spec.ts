@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { JsMsg } from 'nats';
 
 import { loadPlatformConfig } from '../config';
-import { QuotasRepository, Transaction } from './quotas.repository';
+import { EventEffect, QuotasRepository } from './quotas.repository';
 import { UsageReportedConsumer, UserCountConsumer } from './usage-events.consumer';
 
 const ORG = 'org-1';
@@ -12,7 +12,7 @@ const AT = '2026-11-22T10:00:00.000Z';
 interface Applied {
   eventId: string;
   type: string;
-  /** Each statement the event ran in its transaction: the SQL and the values bound to it. */
+  /** The statement of the event's effect: its SQL and the values bound to it. */
   statements: Array<{ sql: string; values: unknown[] }>;
 }
 
@@ -21,19 +21,11 @@ function recordingRepository() {
   const applied: Applied[] = [];
   const seen = new Set<string>();
   const repository = {
-    applyOnce: async (eventId: string, type: string, apply: (tx: Transaction) => Promise<unknown>) => {
-      if (seen.has(eventId)) return false;
+    applyOnce: (eventId: string, type: string, effect: EventEffect) => {
+      if (seen.has(eventId)) return Promise.resolve(false);
       seen.add(eventId);
-      const entry: Applied = { eventId, type, statements: [] };
-      const tx = {
-        $executeRaw: (strings: TemplateStringsArray, ...values: unknown[]) => {
-          entry.statements.push({ sql: strings.join('?'), values });
-          return Promise.resolve(1);
-        },
-      };
-      await apply(tx as unknown as Transaction);
-      applied.push(entry);
-      return true;
+      applied.push({ eventId, type, statements: [{ sql: effect.sql.sql, values: effect.sql.values }] });
+      return Promise.resolve(true);
     },
   };
   return { repository: repository as unknown as QuotasRepository, applied };

@@ -31,8 +31,10 @@ export class UsageReportedConsumer extends EventConsumer<typeof USAGE_REPORTED> 
 
   protected async handleEvent(event: EventOf<typeof USAGE_REPORTED>): Promise<'ack'> {
     const { org_id, dimension, name, used } = event.data;
-    await this.repository.applyOnce(event.id, event.type, (tx) =>
-      setGauge(tx, org_id, dimension, name, used, new Date(event.occurred_at)),
+    await this.repository.applyOnce(
+      event.id,
+      event.type,
+      setGauge(org_id, dimension, name, used, new Date(event.occurred_at)),
     );
     return 'ack';
   }
@@ -65,8 +67,10 @@ export class UserCountConsumer extends EventConsumer<UserCountType> {
 
   protected async handleEvent(event: EventOf<UserCountType>): Promise<'ack'> {
     const count = event.type === USER_CREATED ? increment : decrement;
-    await this.repository.applyOnce(event.id, event.type, (tx) =>
-      count(tx, event.data.org_id, USERS_QUOTA.dimension, USERS_QUOTA.name, new Date(event.occurred_at)),
+    await this.repository.applyOnce(
+      event.id,
+      event.type,
+      count(event.data.org_id, USERS_QUOTA.dimension, USERS_QUOTA.name, new Date(event.occurred_at)),
     );
     return 'ack';
   }
