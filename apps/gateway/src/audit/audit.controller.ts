@@ -5,7 +5,7 @@ import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { AuthBackend } from '../backends/backends.module';
 import { parseOrFail } from '../http/validation';
-import { ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
+import { ApiKeysetPage, ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import {
   AdminAuditPage,
@@ -40,9 +40,7 @@ export class AuditController {
   })
   @ApiQuery({ name: 'user_id', required: false, schema: { type: 'string', format: 'uuid' } })
   @ApiQuery({ name: 'outcome', required: false, schema: { type: 'string', enum: ['success', 'failure'] } })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } })
-  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
-  @ApiJsonResponse(200, 'One page.', loginAuditPage)
+  @ApiKeysetPage(loginAuditPage)
   @ApiProblems('validation_failed', 'forbidden', 'service_unavailable')
   async logins(@Req() request: AuthenticatedRequest): Promise<LoginAuditPage> {
     const query = parseOrFail(loginAuditQuery, request.query ?? {});
@@ -85,9 +83,7 @@ export class AuditController {
       'they appear within a short delay, and are never lost. ' +
       PAGING,
   })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } })
-  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
-  @ApiJsonResponse(200, 'One page.', adminAuditPage)
+  @ApiKeysetPage(adminAuditPage)
   @ApiProblems('validation_failed', 'forbidden', 'service_unavailable')
   async events(@Req() request: AuthenticatedRequest): Promise<AdminAuditPage> {
     const query = parseOrFail(adminAuditQuery, request.query ?? {});

@@ -1,6 +1,6 @@
 import { ErrorCode } from '@acct/problem';
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiExtension, ApiResponse, HeaderObject } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiExtension, ApiQuery, ApiResponse, HeaderObject } from '@nestjs/swagger';
 import { z } from 'zod';
 
 import { FORM_CONTENT_TYPE } from '../http/request-body';
@@ -47,6 +47,18 @@ export function ApiJsonResponse(
     headers,
   });
 }
+
+/**
+ * A keyset-paged list: its `limit` and `cursor` query parameters and its 200 answer, one page
+ * described by `page` (the route's other filters are declared before it).
+ */
+export const ApiKeysetPage = (page: z.ZodType) =>
+  applyDecorators(
+    // Nest lists parameters in the order their decorators run, the last written first: limit, then cursor.
+    ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } }),
+    ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } }),
+    ApiJsonResponse(200, 'One page.', page),
+  );
 
 /** A response header clients can rely on. */
 export const header = (description: string, schema: HeaderObject['schema'] = { type: 'string' }, required = true) =>

@@ -8,7 +8,7 @@ import { IdentityBackend } from '../backends/backends.module';
 import { requestFingerprint } from '../http/fingerprint';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
-import { ApiJsonBody, ApiJsonResponse, ApiProblems, header } from '../openapi/api.decorators';
+import { ApiJsonBody, ApiJsonResponse, ApiKeysetPage, ApiProblems, header } from '../openapi/api.decorators';
 import { documented } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { createUserBody, idempotencyKey } from './create-user.schema';
@@ -144,9 +144,7 @@ export class UsersController {
   })
   @ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: ['pending', 'active', 'disabled'] } })
   @ApiQuery({ name: 'q', required: false, schema: { type: 'string', maxLength: 254 } })
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } })
-  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
-  @ApiJsonResponse(200, 'One page.', userPage)
+  @ApiKeysetPage(userPage)
   @ApiProblems('validation_failed', 'forbidden', 'service_unavailable')
   async list(@Req() request: AuthenticatedRequest): Promise<UserPage> {
     const query = parseOrFail(listUsersQuery, request.query ?? {});

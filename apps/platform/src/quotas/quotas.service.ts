@@ -47,7 +47,7 @@ export class QuotasService {
   }
 
   /** The org's quotas that `wanted` keeps; the day's API count (Redis) is read only when it is one. */
-  async quotasOf(orgId: string, wanted: (quota: QuotaKey) => boolean = () => true): Promise<QuotaEntry[]> {
+  private async quotasOf(orgId: string, wanted: (quota: QuotaKey) => boolean): Promise<QuotaEntry[]> {
     const [state, apiRequests] = await Promise.all([
       this.repository.stateOf(orgId),
       wanted(API_REQUESTS_QUOTA) ? this.apiUsage.today(orgId) : 0,
