@@ -5,6 +5,9 @@ import importX from 'eslint-plugin-import-x';
 import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
+const LOAD_AFTER_TRACING =
+  'main.ts loads the service only after startTracing (tracing patches gRPC, pg and Redis as they load): load it in the startTracing(...).then callback, with import() or require.';
+
 export default tseslint.config(
   {
     ignores: [
@@ -44,12 +47,31 @@ export default tseslint.config(
         'error',
         {
           allow: [],
+          // Each main.ts loads @acct/grpc with import() so that it loads after startTracing (tracing
+          // patches gRPC as it loads), not to split a bundle: the modules importing it statically are
+          // loaded after that import too, so they do not undo it. The load order is checked in main.ts
+          // itself (the rule for apps/*/src/main.ts below).
+          checkDynamicDependenciesExceptions: ['@acct/grpc'],
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
             { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
             { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // Tracing patches HTTP, gRPC, pg and Redis as they load, so a main.ts loads the service (its own
+    // modules, @acct/grpc) only once startTracing has run, with require or import(); types are free.
+    files: ['apps/*/src/main.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: '@acct/grpc', allowTypeImports: true, message: LOAD_AFTER_TRACING }],
+          patterns: [{ group: ['./*', '../*'], allowTypeImports: true, message: LOAD_AFTER_TRACING }],
         },
       ],
     },

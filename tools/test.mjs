@@ -37,6 +37,9 @@ run(process.execPath, ['tools/prisma.mjs', 'check']);
 
 if (!quick) {
   step('lint');
+  // @nx/enforce-module-boundaries reads the project graph Nx caches in .nx/ and, without one (a fresh
+  // clone), skips itself with a mere warning: compute it first (`npm run lint`'s nx run-many does too).
+  run(bin('nx'), ['show', 'projects', '--json'], { env: { NX_DAEMON: 'false' } });
   run(bin('eslint'), ['--max-warnings', '0', '.']);
   step('lint: no import cycles between the feature folders of an app');
   run(process.execPath, ['tools/lint/folder-cycles.mjs']);
