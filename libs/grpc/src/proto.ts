@@ -20,6 +20,21 @@ export const PROTO_LOADER_OPTIONS = {
 /** The health protocol's file under `proto/`, for health clients. */
 export const HEALTH_PROTO = 'grpc/health/v1/health.proto';
 
+/**
+ * Options of every grpc-js channel and server of the project. Channelz (grpc-js's introspection
+ * service, on by default) counts and traces every call for a service nobody here serves or reads: it
+ * is off, which leaves a call its metrics (`grpc_server_*`, the gateway's backend metrics) and logs.
+ */
+export const GRPC_CHANNEL_OPTIONS = { 'grpc.enable_channelz': 0 } as const;
+
+/** Options of every client channel (Nest's clients and the raw ones of probes and CLIs). */
+export const GRPC_CLIENT_CHANNEL_OPTIONS = {
+  ...GRPC_CHANNEL_OPTIONS,
+  // Fail fast instead of queueing calls while a backend is away.
+  'grpc.initial_reconnect_backoff_ms': 200,
+  'grpc.max_reconnect_backoff_ms': 2000,
+} as const;
+
 /** `proto/` of the repository (or `PROTO_DIR`), read at run time. */
 export function protoDir(configured?: string): string {
   return configured ?? path.resolve(process.cwd(), 'proto');
@@ -57,7 +72,7 @@ export function grpcServerOptions(
     options: {
       ...packageOptions(settings),
       gracefulShutdown: true,
-      channelOptions: operations.channelOptions,
+      channelOptions: { ...GRPC_CHANNEL_OPTIONS, ...operations.channelOptions },
       onLoadPackageDefinition: (definition: PackageDefinition, server: Pick<Server, 'addService'>) => {
         if (operations.health) {
           operations.health.addToServer(server, servicesOf(definition, settings.package));
@@ -83,9 +98,7 @@ export function grpcClientOptions(settings: GrpcServerSettings): GrpcOptions {
       ...packageOptions(settings),
       url: target,
       channelOptions: {
-        // Fail fast instead of queueing calls while a backend is away.
-        'grpc.initial_reconnect_backoff_ms': 200,
-        'grpc.max_reconnect_backoff_ms': 2000,
+        ...GRPC_CLIENT_CHANNEL_OPTIONS,
         'grpc.keepalive_time_ms': 30_000,
         // No message compression (grpc-js's default, stated): small messages on a local network.
         'grpc.default_compression_algorithm': 0,

@@ -9,7 +9,7 @@ import {
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
-import { PROTO_LOADER_OPTIONS, protoDir } from './proto';
+import { GRPC_CLIENT_CHANNEL_OPTIONS, PROTO_LOADER_OPTIONS, protoDir } from './proto';
 import { grpcChannelTarget } from './target';
 
 export type RawClient = InstanceType<ServiceClientConstructor>;
@@ -26,8 +26,7 @@ export function createRawClient(protoFile: string, service: string, address: str
   const Client = node as ServiceClientConstructor;
   const { target, channelOptions } = grpcChannelTarget(address);
   return new Client(target, ChannelCredentials.createInsecure(), {
-    'grpc.initial_reconnect_backoff_ms': 200,
-    'grpc.max_reconnect_backoff_ms': 2000,
+    ...GRPC_CLIENT_CHANNEL_OPTIONS,
     ...channelOptions,
   });
 }
