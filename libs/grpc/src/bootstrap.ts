@@ -1,10 +1,11 @@
-import { ConfigError, loadConfig, millis } from '@acct/config';
+import { commonEnv, ConfigError, loadConfig, millis } from '@acct/config';
 import {
   createLogger,
   exitGracefullyOnSignals,
   NestPinoLogger,
   READINESS_CHECKS,
   ReadinessCheck,
+  reduceMemoryWhenIdle,
 } from '@acct/observability';
 import { DynamicModule, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -108,16 +109,28 @@ export async function startGrpcService(settings: GrpcServiceSettings): Promise<N
   return app;
 }
 
-/** Runs a process's main; a bad configuration or a failed start ends it with the reason and exit 1. */
+/**
+ * Runs a process's main; a bad configuration or a failed start ends it with the reason and exit 1.
+ * Once started, the process gives back the memory a load left behind when it is idle again
+ * (`reduceMemoryWhenIdle`), so its RSS after a load is what it needs, not what the load needed.
+ */
 export function runMain(name: string, main: () => Promise<unknown>): void {
-  main().catch((error: unknown) => {
-    const message =
-      error instanceof ConfigError
-        ? error.message
-        : error instanceof Error
-          ? (error.stack ?? error.message)
-          : String(error);
-    process.stderr.write(`${JSON.stringify({ level: 'fatal', service: name, message })}\n`);
-    process.exit(1);
-  });
+  main()
+    .then(() => {
+      const logger = createLogger(name, loadConfig({ LOG_LEVEL: commonEnv.LOG_LEVEL }).LOG_LEVEL);
+      const mib = (bytes: number) => Math.round(bytes / 1_048_576);
+      reduceMemoryWhenIdle((before, after) =>
+        logger.info({ rss_mib_before: mib(before), rss_mib_after: mib(after) }, 'idle after a load: memory given back'),
+      );
+    })
+    .catch((error: unknown) => {
+      const message =
+        error instanceof ConfigError
+          ? error.message
+          : error instanceof Error
+            ? (error.stack ?? error.message)
+            : String(error);
+      process.stderr.write(`${JSON.stringify({ level: 'fatal', service: name, message })}\n`);
+      process.exit(1);
+    });
 }

@@ -1,5 +1,6 @@
 export * from './access-log';
 export * from './http-server';
+export * from './idle-memory-reducer';
 export * from './logger';
 export * from './metrics';
 export * from './ops.module';
