@@ -5,8 +5,9 @@
 //
 // Creates a throw-away database on TEST_POSTGRES_URL (default: the local server), applies identity's
 // real migrations, seeds the users with one INSERT … SELECT generate_series, then times the exact
-// query `UsersRepository.listInOrg` sends (first page, a page deep in the list, a q filter) and
-// prints its plan. Writes bench/results/list-users.md and drops the database.
+// query `UsersRepository.listInOrg` sends (first page, a page deep in the list, a q filter), unnamed and
+// as the prepared statement the service sends, and prints the prepared statement's plan. Writes
+// bench/results/list-users.md and drops the database.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -24,16 +25,36 @@ const name = `identity_bench_${randomBytes(4).toString('hex')}`;
 const url = new URL(server);
 url.pathname = `/${name}`;
 
-/** The query of UsersRepository.listInOrg, with its optional conditions written out. */
-const LIST = `
-  SELECT id, org_id, email, email_normalized, phone, display_name, status, roles, locale, timezone,
-         created_at, activated_at
+/**
+ * The query of UsersRepository.listInOrg as it composes it: one text per combination of the optional
+ * conditions (cursor, q), each a statement the service prepares once per connection.
+ */
+const listQuery = ({ cursor, q }) => {
+  const conditions = ['org_id = $1::uuid'];
+  let next = 2;
+  if (cursor) {
+    conditions.push(`(created_at, id) < ($${next}::timestamptz, $${next + 1}::uuid)`);
+    next += 2;
+  }
+  if (q) {
+    conditions.push(`(email_normalized LIKE $${next} OR display_name ILIKE $${next + 1})`);
+    next += 2;
+  }
+  return `
+  SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
+         display_name AS "displayName", status, roles, locale, timezone,
+         created_at AS "createdAt", activated_at AS "activatedAt"
   FROM users
-  WHERE org_id = $1::uuid
-    AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
-    AND ($4::text IS NULL OR email_normalized LIKE $4 || '%' OR display_name ILIKE '%' || $4 || '%')
+  WHERE ${conditions.join(' AND ')}
   ORDER BY created_at DESC, id DESC
-  LIMIT $5`;
+  LIMIT $${next}`;
+};
+
+/**
+ * Unmeasured runs of a prepared statement first, so Postgres has settled on its plan: after five it
+ * compares a generic plan with the custom ones it made (`plan_cache_mode` auto).
+ */
+const PREPARED_WARM_UP = 10;
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const p99 = (values) =>
@@ -67,37 +88,65 @@ async function main() {
       [orgId, Math.floor(USERS * 0.9)],
     );
     const cases = [
-      ['first page', [orgId, null, null, null, PAGE + 1]],
-      ['page at 90% of the list (cursor)', [orgId, deep.rows[0].created_at, deep.rows[0].id, null, PAGE + 1]],
-      ['first page, q = "user12"', [orgId, null, null, 'user12', PAGE + 1]],
+      ['first page', {}, [orgId, PAGE + 1]],
+      [
+        'page at 90% of the list (cursor)',
+        { cursor: true },
+        [orgId, deep.rows[0].created_at, deep.rows[0].id, PAGE + 1],
+      ],
+      ['first page, q = "user12"', { q: true }, [orgId, 'user12%', '%user12%', PAGE + 1]],
     ];
-    const rows = [];
-    for (const [label, params] of cases) {
+    const time = async (label, query) => {
       const times = [];
       for (let round = 0; round < ROUNDS; round += 1) {
         const started = performance.now();
-        const result = await db.query(LIST, params);
+        const result = await db.query(query);
         times.push(performance.now() - started);
         if (result.rowCount !== PAGE + 1) throw new Error(`${label}: ${result.rowCount} rows`);
       }
-      const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${LIST}`, params);
-      rows.push({ label, median: median(times), p99: p99(times), plan: plan.rows.map((row) => row['QUERY PLAN']) });
+      return times;
+    };
+    const rows = [];
+    for (const [label, shape, params] of cases) {
+      const text = listQuery(shape);
+      const unnamed = await time(label, { text, values: params });
+      // As the services send it: a named statement (libs/database statementNames), parsed once.
+      const name = `list_${rows.length}`;
+      for (let round = 0; round < PREPARED_WARM_UP; round += 1) await db.query({ name, text, values: params });
+      const prepared = await time(label, { name, text, values: params });
+      const literals = params.map((value) =>
+        db.escapeLiteral(value instanceof Date ? value.toISOString() : String(value)),
+      );
+      const plan = await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE ${name}(${literals.join(', ')})`);
+      rows.push({
+        label,
+        median: median(unnamed),
+        p99: p99(unnamed),
+        preparedMedian: median(prepared),
+        preparedP99: p99(prepared),
+        plan: plan.rows.map((row) => row['QUERY PLAN']),
+      });
     }
 
     const lines = [
       `# ListUsers on an org of ${USERS.toLocaleString('en')} users`,
       '',
       `\`node bench/list-users.mjs\` on ${new Date().toISOString()}: ${ROUNDS} runs of each query (pg, one`,
-      `connection, page of ${PAGE} + 1 to tell whether a next page exists); seeding took ${(seedMs / 1000).toFixed(1)} s.`,
+      `connection, page of ${PAGE} + 1 to tell whether a next page exists), sent unnamed and as the named`,
+      `statement the service prepares (after ${PREPARED_WARM_UP} unmeasured runs, so Postgres has chosen between a generic`,
+      `and a custom plan); seeding took ${(seedMs / 1000).toFixed(1)} s. The plans are the prepared statement's.`,
       '',
-      '| query | median ms | p99 ms |',
-      '| --- | ---: | ---: |',
-      ...rows.map((row) => `| ${row.label} | ${row.median.toFixed(2)} | ${row.p99.toFixed(2)} |`),
+      '| query | median ms | p99 ms | prepared: median ms | prepared: p99 ms |',
+      '| --- | ---: | ---: | ---: | ---: |',
+      ...rows.map(
+        (row) =>
+          `| ${row.label} | ${row.median.toFixed(2)} | ${row.p99.toFixed(2)} | ${row.preparedMedian.toFixed(2)} | ${row.preparedP99.toFixed(2)} |`,
+      ),
       '',
       ...rows.flatMap((row) => [`## ${row.label}`, '', '```', ...row.plan, '```', '']),
     ];
     writeFileSync(path.join(root, 'bench/results/list-users.md'), lines.join('\n'));
-    process.stdout.write(lines.slice(0, 9 + rows.length).join('\n') + '\n');
+    process.stdout.write(lines.slice(0, 11 + rows.length).join('\n') + '\n');
   } finally {
     await db.end();
     const admin = new pg.Client({ connectionString: server.toString() });

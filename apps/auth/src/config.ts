@@ -9,6 +9,7 @@ import {
   millis,
   perDeployment,
   port,
+  preparedStatementsEnv,
   revocationEnv,
   tokenEnv,
 } from '@acct/config';
@@ -38,6 +39,7 @@ export const authEnv = {
   ...revocationEnv,
   ...gatewayIdentityEnv,
   AUTH_DATABASE_URL: databaseUrl('auth'),
+  ...preparedStatementsEnv,
   AUTH_GRPC_PORT: port(50052),
   AUTH_OPS_PORT: port(9082),
   /** Lifetime of access tokens (interface §2.2: 2 hours). */

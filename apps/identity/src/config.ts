@@ -1,4 +1,13 @@
-import { commonEnv, databaseUrl, grpcAddresses, loadConfig, port, revocationEnv, tokenEnv } from '@acct/config';
+import {
+  commonEnv,
+  databaseUrl,
+  grpcAddresses,
+  loadConfig,
+  port,
+  preparedStatementsEnv,
+  revocationEnv,
+  tokenEnv,
+} from '@acct/config';
 import { z } from 'zod';
 
 /** A positive whole number from the environment. */
@@ -11,6 +20,7 @@ export const identityEnv = {
   ...tokenEnv,
   ...revocationEnv,
   IDENTITY_DATABASE_URL: databaseUrl('identity'),
+  ...preparedStatementsEnv,
   IDENTITY_GRPC_PORT: port(50051),
   IDENTITY_OPS_PORT: port(9081),
   /** argon2id cost; the defaults are the OWASP Password Storage Cheat Sheet minimum (m=19 MiB, t=2, p=1). */

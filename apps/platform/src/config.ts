@@ -6,6 +6,7 @@ import {
   millis,
   objectStorageEnv,
   port,
+  preparedStatementsEnv,
   revocationEnv,
   tokenEnv,
 } from '@acct/config';
@@ -17,6 +18,7 @@ export const platformEnv = {
   ...revocationEnv,
   ...objectStorageEnv,
   PLATFORM_DATABASE_URL: databaseUrl('platform'),
+  ...preparedStatementsEnv,
   PLATFORM_GRPC_PORT: port(50053),
   PLATFORM_OPS_PORT: port(9083),
   HEALTH_PROBE_INTERVAL_MS: millis(2000),

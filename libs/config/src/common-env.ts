@@ -92,6 +92,13 @@ export const objectStorageEnv = {
 export const databaseUrl = (database: string) =>
   perDeployment(urlWithScheme(['postgres', 'postgresql'], `postgresql://postgres@127.0.0.1:5432/${database}`));
 
+/**
+ * Named prepared statements on the service's database connections (`pgAdapter`, libs/database). Off
+ * only behind a connection pooler that hands one session's statements to another (PgBouncer in
+ * transaction mode before 1.21, or without `max_prepared_statements`).
+ */
+export const preparedStatementsEnv = { DATABASE_PREPARED_STATEMENTS: flag(true) };
+
 /** Access tokens: who issues them and for whom; every verifier checks both. */
 export const tokenEnv = {
   TOKEN_ISSUER: perDeployment(z.string().min(1).default('http://127.0.0.1:8080')),

@@ -8,7 +8,9 @@ import { PrismaClient } from '../generated/prisma/client';
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
   constructor(@Inject(AUTH_CONFIG) config: AuthConfig) {
-    super({ adapter: pgAdapter(config.AUTH_DATABASE_URL) });
+    super({
+      adapter: pgAdapter(config.AUTH_DATABASE_URL, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS }),
+    });
   }
 
   async onModuleDestroy() {

@@ -7,8 +7,12 @@ import { PrismaClient } from '../generated/prisma/client';
 /** The identity database, owned by this service alone. */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  constructor(@Inject(IDENTITY_CONFIG) config: Pick<IdentityConfig, 'IDENTITY_DATABASE_URL'>) {
-    super({ adapter: pgAdapter(config.IDENTITY_DATABASE_URL) });
+  constructor(
+    @Inject(IDENTITY_CONFIG) config: Pick<IdentityConfig, 'IDENTITY_DATABASE_URL' | 'DATABASE_PREPARED_STATEMENTS'>,
+  ) {
+    super({
+      adapter: pgAdapter(config.IDENTITY_DATABASE_URL, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS }),
+    });
   }
 
   async onModuleDestroy() {

@@ -8,7 +8,12 @@ import { PrismaClient } from '../generated/prisma/client';
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
   constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
-    super({ adapter: pgAdapter(config.PLATFORM_DATABASE_URL, { connectTimeoutMs: config.HEALTH_PROBE_TIMEOUT_MS }) });
+    super({
+      adapter: pgAdapter(config.PLATFORM_DATABASE_URL, {
+        connectTimeoutMs: config.HEALTH_PROBE_TIMEOUT_MS,
+        preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      }),
+    });
   }
 
   async onModuleDestroy() {
