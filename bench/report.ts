@@ -113,15 +113,34 @@ export function gitState(cwd: string): Report['git'] {
 
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
+const BASELINE_RUNS = ['baseline', 'baseline-end'];
+
+/**
+ * The bare handler's req/s the ratios divide: the mean of its run before the scenarios and its run
+ * after them (`baseline-end`), so a machine that speeds up or slows down during the run weighs on
+ * every scenario alike; the first run alone when the second did not run.
+ */
+export function baselineRate(scenarios: ScenarioResult[]): number | undefined {
+  const rates = BASELINE_RUNS.flatMap((name) => {
+    const rate = scenarios.find((scenario) => scenario.name === name)?.result?.requests_per_second;
+    return rate ? [rate] : [];
+  });
+  return rates.length === 0 ? undefined : rates.reduce((sum, rate) => sum + rate, 0) / rates.length;
+}
+
 export function ratios(scenarios: ScenarioResult[]): Ratio[] {
   const baseline = scenarios.find((scenario) => scenario.name === 'baseline')?.result;
+  const baselineRps = baselineRate(scenarios);
   const passthrough = scenarios.find((scenario) => scenario.name === 'passthrough')?.result;
-  if (!baseline || baseline.requests_per_second === 0) return [];
+  if (!baseline || !baselineRps) return [];
   return scenarios
-    .filter((scenario) => scenario.name !== 'baseline' && scenario.result && scenario.result.requests_per_second > 0)
+    .filter(
+      (scenario) =>
+        !BASELINE_RUNS.includes(scenario.name) && scenario.result && scenario.result.requests_per_second > 0,
+    )
     .map((scenario) => ({
       scenario: scenario.name,
-      rps_ratio: round(baseline.requests_per_second / scenario.result!.requests_per_second),
+      rps_ratio: round(baselineRps / scenario.result!.requests_per_second),
       passthrough_ratio:
         passthrough && scenario.name !== 'passthrough'
           ? round(passthrough.requests_per_second / scenario.result!.requests_per_second)
@@ -227,8 +246,14 @@ export function targetTable(report: Report): string[] {
     '| scenario | req/s | baseline ÷ req/s | passthrough ÷ req/s | target | result |',
     '|---|--:|--:|--:|---|---|',
   ];
-  const baseline = row('baseline')?.result;
-  lines.push(`| baseline (bare Fastify) | ${baseline ? number(baseline.requests_per_second) : '—'} | 1× | | | |`);
+  const before = row('baseline')?.result;
+  const after = row('baseline-end')?.result;
+  const mean = baselineRate(report.scenarios);
+  const runs =
+    before && after
+      ? `; mean of ${number(before.requests_per_second)} before and ${number(after.requests_per_second)} after the scenarios`
+      : '';
+  lines.push(`| baseline (bare Fastify${runs}) | ${mean ? number(mean) : '—'} | 1× | | | |`);
   const passthrough = row('passthrough');
   const passthroughRatio = report.ratios.find((ratio) => ratio.scenario === 'passthrough');
   lines.push(

@@ -749,6 +749,19 @@ async function main(): Promise<number> {
     for (const app of APPS) remember(app, pids[app]);
     for (const [name, server] of Object.entries(benchServers)) remember(name, server.pid);
     remember('bench driver (autocannon)', process.pid);
+    // The bare handler again (`baseline-end`, not profiled: its process was), for the machine's drift
+    // over the run. After the memory is read, so the stack's "after the load" is the same few seconds
+    // after its last scenario as it always was.
+    const bare = all.find((scenario) => scenario.name === 'baseline');
+    if (bare) {
+      log('baseline-end: running (the bare handler again, for the drift of the machine over the run)');
+      const again = await measure(
+        { ...bare, name: 'baseline-end', request: `${bare.request}, again after the other scenarios` },
+        cpuGroups,
+      );
+      results.push(again);
+      log(`baseline-end: ${again.result ? `${again.result.requests_per_second} req/s` : `skipped (${again.skipped})`}`);
+    }
 
     const ratioList = ratios(results);
     const report: Report = {
