@@ -181,6 +181,13 @@ export interface TargetCheck {
   target: string;
   /** For the argon2-bound scenarios: req/s as a share of the bound. */
   share_of_bound?: number | null;
+  /** CPU time of every process (the load generator too) per request answered, µs. */
+  cpu_us_per_request?: number | null;
+  /**
+   * The most CPU a request may cost, over every process, for the target's req/s to be possible at all:
+   * the machine's cores, all busy, divided by that req/s, µs.
+   */
+  cpu_budget_us?: number | null;
   pass: boolean | null;
 }
 
@@ -192,9 +199,25 @@ export interface MemoryCheck {
   pass: boolean | null;
 }
 
-export function checkTargets(scenarios: ScenarioResult[], ratioList: Ratio[], argon2: Report['argon2']): TargetCheck[] {
+/** CPU time of every process per request answered in a scenario's measured run, µs. */
+function cpuPerRequest(scenario: ScenarioResult | undefined): number | null {
+  if (!scenario?.result || !scenario.cpu_ms || scenario.result.responses === 0) return null;
+  const total = Object.values(scenario.cpu_ms).reduce((sum, ms) => sum + ms, 0);
+  return Math.round((total * 1000) / scenario.result.responses);
+}
+
+export function checkTargets(
+  scenarios: ScenarioResult[],
+  ratioList: Ratio[],
+  argon2: Report['argon2'],
+  cores: number,
+): TargetCheck[] {
+  const baselineRps = baselineRate(scenarios);
+  /** The CPU a request may cost for `rps` to fit on every core. */
+  const budget = (rps: number | undefined) => (rps ? Math.round((cores * 1_000_000) / rps) : null);
   return TARGETS.map((target) => {
-    const result = scenarios.find((scenario) => scenario.name === target.scenario)?.result;
+    const scenario = scenarios.find((candidate) => candidate.name === target.scenario);
+    const result = scenario?.result;
     const ratio = ratioList.find((item) => item.scenario === target.scenario);
     const base = {
       scenario: target.scenario,
@@ -202,11 +225,13 @@ export function checkTargets(scenarios: ScenarioResult[], ratioList: Ratio[], ar
       requests_per_second: result?.requests_per_second ?? null,
       rps_ratio: ratio?.rps_ratio ?? null,
       passthrough_ratio: ratio?.passthrough_ratio ?? null,
+      cpu_us_per_request: cpuPerRequest(scenario),
     };
     if ('max_ratio' in target) {
       return {
         ...base,
         target: `≤ ${target.max_ratio}×${target.why ? ` (${target.why})` : ''}`,
+        cpu_budget_us: budget(baselineRps && baselineRps / target.max_ratio),
         pass: ratio ? ratio.rps_ratio <= target.max_ratio : null,
       };
     }
@@ -217,6 +242,7 @@ export function checkTargets(scenarios: ScenarioResult[], ratioList: Ratio[], ar
       ...base,
       target: `≥ ${target.min_share * 100} % of the argon2 ${target.of} bound${perSecond ? ` (${number(perSecond)}/s)` : ''}`,
       share_of_bound: share,
+      cpu_budget_us: budget(perSecond && perSecond * target.min_share),
       pass: share === null ? null : share >= target.min_share,
     };
   });
@@ -243,8 +269,8 @@ const verdict = (pass: boolean | null) => (pass === null ? 'not measured' : pass
 export function targetTable(report: Report): string[] {
   const row = (name: string) => report.scenarios.find((scenario) => scenario.name === name);
   const lines = [
-    '| scenario | req/s | baseline ÷ req/s | passthrough ÷ req/s | target | result |',
-    '|---|--:|--:|--:|---|---|',
+    '| scenario | req/s | baseline ÷ req/s | passthrough ÷ req/s | target | result | CPU µs/request | at most, for the target |',
+    '|---|--:|--:|--:|---|---|--:|--:|',
   ];
   const before = row('baseline')?.result;
   const after = row('baseline-end')?.result;
@@ -253,12 +279,16 @@ export function targetTable(report: Report): string[] {
     before && after
       ? `; mean of ${number(before.requests_per_second)} before and ${number(after.requests_per_second)} after the scenarios`
       : '';
-  lines.push(`| baseline (bare Fastify${runs}) | ${mean ? number(mean) : '—'} | 1× | | | |`);
+  const cpu = (name: string) => {
+    const perRequest = cpuPerRequest(row(name));
+    return perRequest === null ? '' : number(perRequest);
+  };
+  lines.push(`| baseline (bare Fastify${runs}) | ${mean ? number(mean) : '—'} | 1× | | | | ${cpu('baseline')} | |`);
   const passthrough = row('passthrough');
   const passthroughRatio = report.ratios.find((ratio) => ratio.scenario === 'passthrough');
   lines.push(
     `| passthrough (Fastify → grpc-js → trivial server) | ${passthrough?.result ? number(passthrough.result.requests_per_second) : (passthrough?.skipped ?? '—')} | ` +
-      `${passthroughRatio ? `${passthroughRatio.rps_ratio}×` : '—'} | 1× | the floor of a request that reaches a service | |`,
+      `${passthroughRatio ? `${passthroughRatio.rps_ratio}×` : '—'} | 1× | the floor of a request that reaches a service | | ${cpu('passthrough')} | |`,
   );
   for (const mode of ['verify', 'hash'] as const) {
     const bound = report.argon2[mode];
@@ -268,7 +298,7 @@ export function targetTable(report: Report): string[] {
         : (bound?.skipped ?? 'not run');
     const value = bound && 'per_second' in bound ? number(bound.per_second) : '—';
     lines.push(
-      `| argon2 ${mode} bound (${mode === 'verify' ? 'verifications' : 'hashes'}/s) | ${value} | | | ${detail} | |`,
+      `| argon2 ${mode} bound (${mode === 'verify' ? 'verifications' : 'hashes'}/s) | ${value} | | | ${detail} | | | |`,
     );
   }
   for (const check of report.targets) {
@@ -277,7 +307,9 @@ export function targetTable(report: Report): string[] {
     const share = check.share_of_bound != null ? ` — ${round(check.share_of_bound * 100, 1)} %` : '';
     lines.push(
       `| ${check.label} | ${rps} | ${check.rps_ratio === null ? '—' : `${check.rps_ratio}×`} | ` +
-        `${check.passthrough_ratio === null ? '—' : `${check.passthrough_ratio}×`} | ${check.target} | ${verdict(check.pass)}${share} |`,
+        `${check.passthrough_ratio === null ? '—' : `${check.passthrough_ratio}×`} | ${check.target} | ${verdict(check.pass)}${share} | ` +
+        `${check.cpu_us_per_request == null ? '' : number(check.cpu_us_per_request)} | ` +
+        `${check.cpu_budget_us == null ? '' : number(check.cpu_budget_us)} |`,
     );
   }
   return lines;

@@ -773,7 +773,7 @@ async function main(): Promise<number> {
       scenarios: results,
       argon2,
       ratios: ratioList,
-      targets: checkTargets(results, ratioList, argon2),
+      targets: checkTargets(results, ratioList, argon2, host.cpus),
       memory,
       memory_targets: checkMemory(memory),
     };
