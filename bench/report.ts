@@ -199,11 +199,13 @@ export interface MemoryCheck {
   pass: boolean | null;
 }
 
+/** CPU time of every process together during a measured run, ms. */
+const totalCpuMs = (cpuMs: Record<string, number>) => Object.values(cpuMs).reduce((sum, ms) => sum + ms, 0);
+
 /** CPU time of every process per request answered in a scenario's measured run, µs. */
 function cpuPerRequest(scenario: ScenarioResult | undefined): number | null {
   if (!scenario?.result || !scenario.cpu_ms || scenario.result.responses === 0) return null;
-  const total = Object.values(scenario.cpu_ms).reduce((sum, ms) => sum + ms, 0);
-  return Math.round((total * 1000) / scenario.result.responses);
+  return Math.round((totalCpuMs(scenario.cpu_ms) * 1000) / scenario.result.responses);
 }
 
 export function checkTargets(
@@ -331,16 +333,16 @@ function cpuTable(report: Report): string[] {
     `|---|${columns.map(() => '--:').join('|')}|--:|--:|`,
   ];
   for (const scenario of report.scenarios) {
-    if (!scenario.result || !scenario.cpu_ms || scenario.result.responses === 0) continue;
+    const perRequest = cpuPerRequest(scenario);
+    if (perRequest === null || !scenario.result || !scenario.cpu_ms) continue;
     const requests = scenario.result.responses;
     const cells = columns.map((column) => {
       const ms = scenario.cpu_ms?.[column];
       return ms === undefined ? '' : number(Math.round((ms * 1000) / requests));
     });
-    const total = Object.values(scenario.cpu_ms).reduce((sum, ms) => sum + ms, 0);
     lines.push(
-      `| ${scenario.name} | ${cells.join(' | ')} | ${number(Math.round((total * 1000) / requests))} | ` +
-        `${round(total / 1000 / scenario.result.duration_s, 2)} |`,
+      `| ${scenario.name} | ${cells.join(' | ')} | ${number(perRequest)} | ` +
+        `${round(totalCpuMs(scenario.cpu_ms) / 1000 / scenario.result.duration_s, 2)} |`,
     );
   }
   return lines;

@@ -49,25 +49,24 @@ export class IdleMemoryReducer {
     private readonly options: IdleMemoryReducerOptions = IDLE_MEMORY_REDUCER_DEFAULTS,
   ) {}
 
-  /** One sample of the event loop's utilisation since the last one; true when it collected. */
-  sample(utilization: number): boolean {
+  /** One sample of the event loop's utilisation since the last one; collects when a load has ended. */
+  sample(utilization: number): void {
     if (this.justCollected) {
       this.justCollected = false;
-      return false;
+      return;
     }
     if (utilization >= this.options.busyAbove) {
       this.loaded = true;
       this.idleInARow = 0;
-      return false;
+      return;
     }
-    if (!this.loaded) return false;
+    if (!this.loaded) return;
     this.idleInARow = utilization < this.options.idleBelow ? this.idleInARow + 1 : 0;
-    if (this.idleInARow < this.options.idleSamples) return false;
+    if (this.idleInARow < this.options.idleSamples) return;
     this.loaded = false;
     this.idleInARow = 0;
     this.justCollected = true;
     this.collect();
-    return true;
   }
 }
 
