@@ -4,7 +4,16 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 // bench is not an Nx project: the testing lib is imported by path, like the e2e global setup does.
-import { type AppName, APPS, freePort, waitFor } from '../libs/testing/src';
+import {
+  type AppName,
+  APPS,
+  createEmptyDatabase,
+  databaseUrl,
+  dropDatabases,
+  freePort,
+  repositoryRoot,
+  waitFor,
+} from '../libs/testing/src';
 
 /** Resident memory of one process, in MiB: the peak since it started (VmHWM) and now (VmRSS). */
 export interface Memory {
@@ -303,6 +312,60 @@ export async function startPassthrough(): Promise<{ front: ChildServer; backend:
     return { front, backend };
   } catch (error) {
     await backend.stop();
+    throw error;
+  }
+}
+
+/** The architecture floors' two processes and their database (bench/floors.mjs). */
+export interface Floors {
+  front: ChildServer;
+  backend: ChildServer;
+  database: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The architecture floors: a bare Fastify front that takes the gateway's own Redis token bucket and
+ * makes one grpc-js call, and a grpc-js service with pg and jose in a database of its own (made empty
+ * here, dropped by `stop`). The front loads the gateway's RedisTokenBuckets from dist/ or, with
+ * `entry: 'source'`, from the TypeScript source through tools/run-ts.cjs.
+ */
+export async function startFloors(options: { entry: 'dist' | 'source'; redisUrl: string }): Promise<Floors> {
+  const script = path.join(__dirname, 'floors.mjs');
+  const buckets = 'apps/gateway/src/rate-limits/token-buckets';
+  const database = await createEmptyDatabase('bench_floors');
+  const started: ChildServer[] = [];
+  const stop = async () => {
+    for (const server of started.reverse()) await server.stop();
+    await dropDatabases([database]);
+  };
+  try {
+    const backend = await ChildServer.start('floors gRPC service', [script, 'grpc'], {
+      env: { ...process.env, FLOOR_DATABASE_URL: databaseUrl(database) },
+      // The gRPC side has no HTTP; the front's first answer proves it serves.
+      ready: () => Promise.resolve(true),
+    });
+    started.push(backend);
+    const front = await ChildServer.start(
+      'floors Fastify',
+      [...(options.entry === 'source' ? ['-r', path.join(repositoryRoot, 'tools/run-ts.cjs')] : []), script, 'http'],
+      {
+        extra: [String(backend.port)],
+        env: {
+          ...process.env,
+          REDIS_URL: options.redisUrl,
+          FLOOR_TOKEN_BUCKETS:
+            options.entry === 'dist'
+              ? path.join(repositoryRoot, 'dist', `${buckets}.js`)
+              : path.join(repositoryRoot, `${buckets}.ts`),
+        },
+        ready: async (url) => httpOk(`${url}users-read`),
+      },
+    );
+    started.push(front);
+    return { front, backend, database, stop };
+  } catch (error) {
+    await stop();
     throw error;
   }
 }

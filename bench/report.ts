@@ -178,6 +178,11 @@ export interface TargetCheck {
   requests_per_second: number | null;
   rps_ratio: number | null;
   passthrough_ratio: number | null;
+  /**
+   * baseline ÷ req/s of the scenario's architecture floor (`floor-<scenario>`, bench/floors.mjs): its hops
+   * with nothing of the service around them; a target below it is out of reach of any code on those hops.
+   */
+  floor_ratio?: number | null;
   target: string;
   /** For the argon2-bound scenarios: req/s as a share of the bound. */
   share_of_bound?: number | null;
@@ -230,8 +235,10 @@ export function checkTargets(
       cpu_us_per_request: cpuPerRequest(scenario),
     };
     if ('max_ratio' in target) {
+      const floor = ratioList.find((item) => item.scenario === `floor-${target.scenario}`);
       return {
         ...base,
+        floor_ratio: floor?.rps_ratio ?? null,
         target: `≤ ${target.max_ratio}×${target.why ? ` (${target.why})` : ''}`,
         cpu_budget_us: budget(baselineRps && baselineRps / target.max_ratio),
         pass: ratio ? ratio.rps_ratio <= target.max_ratio : null,
@@ -271,8 +278,8 @@ const verdict = (pass: boolean | null) => (pass === null ? 'not measured' : pass
 export function targetTable(report: Report): string[] {
   const row = (name: string) => report.scenarios.find((scenario) => scenario.name === name);
   const lines = [
-    '| scenario | req/s | baseline ÷ req/s | passthrough ÷ req/s | target | result | CPU µs/request | at most, for the target |',
-    '|---|--:|--:|--:|---|---|--:|--:|',
+    '| scenario | req/s | baseline ÷ req/s | passthrough ÷ req/s | its floor: baseline ÷ req/s | target | result | CPU µs/request | at most, for the target |',
+    '|---|--:|--:|--:|--:|---|---|--:|--:|',
   ];
   const before = row('baseline')?.result;
   const after = row('baseline-end')?.result;
@@ -285,12 +292,12 @@ export function targetTable(report: Report): string[] {
     const perRequest = cpuPerRequest(row(name));
     return perRequest === null ? '' : number(perRequest);
   };
-  lines.push(`| baseline (bare Fastify${runs}) | ${mean ? number(mean) : '—'} | 1× | | | | ${cpu('baseline')} | |`);
+  lines.push(`| baseline (bare Fastify${runs}) | ${mean ? number(mean) : '—'} | 1× | | | | | ${cpu('baseline')} | |`);
   const passthrough = row('passthrough');
   const passthroughRatio = report.ratios.find((ratio) => ratio.scenario === 'passthrough');
   lines.push(
     `| passthrough (Fastify → grpc-js → trivial server) | ${passthrough?.result ? number(passthrough.result.requests_per_second) : (passthrough?.skipped ?? '—')} | ` +
-      `${passthroughRatio ? `${passthroughRatio.rps_ratio}×` : '—'} | 1× | the floor of a request that reaches a service | | ${cpu('passthrough')} | |`,
+      `${passthroughRatio ? `${passthroughRatio.rps_ratio}×` : '—'} | 1× | | the floor of a request that reaches a service | | ${cpu('passthrough')} | |`,
   );
   for (const mode of ['verify', 'hash'] as const) {
     const bound = report.argon2[mode];
@@ -300,16 +307,17 @@ export function targetTable(report: Report): string[] {
         : (bound?.skipped ?? 'not run');
     const value = bound && 'per_second' in bound ? number(bound.per_second) : '—';
     lines.push(
-      `| argon2 ${mode} bound (${mode === 'verify' ? 'verifications' : 'hashes'}/s) | ${value} | | | ${detail} | | | |`,
+      `| argon2 ${mode} bound (${mode === 'verify' ? 'verifications' : 'hashes'}/s) | ${value} | | | | ${detail} | | | |`,
     );
   }
   for (const check of report.targets) {
     const skipped = row(check.scenario)?.skipped;
     const rps = check.requests_per_second === null ? `skipped: ${skipped ?? '?'}` : number(check.requests_per_second);
     const share = check.share_of_bound != null ? ` — ${round(check.share_of_bound * 100, 1)} %` : '';
+    const ratioOrDash = (ratio: number | null | undefined) => (ratio == null ? '—' : `${ratio}×`);
     lines.push(
-      `| ${check.label} | ${rps} | ${check.rps_ratio === null ? '—' : `${check.rps_ratio}×`} | ` +
-        `${check.passthrough_ratio === null ? '—' : `${check.passthrough_ratio}×`} | ${check.target} | ${verdict(check.pass)}${share} | ` +
+      `| ${check.label} | ${rps} | ${ratioOrDash(check.rps_ratio)} | ${ratioOrDash(check.passthrough_ratio)} | ` +
+        `${check.share_of_bound === undefined ? ratioOrDash(check.floor_ratio) : ''} | ${check.target} | ${verdict(check.pass)}${share} | ` +
         `${check.cpu_us_per_request == null ? '' : number(check.cpu_us_per_request)} | ` +
         `${check.cpu_budget_us == null ? '' : number(check.cpu_budget_us)} |`,
     );

@@ -32,6 +32,7 @@ import {
   RssSampler,
   stackPids,
   startBaseline,
+  startFloors,
   startPassthrough,
 } from './processes';
 import { InspectorSession, Profiler } from './profiler';
@@ -109,7 +110,10 @@ const withFreshIp = (template: LoadRequest): LoadRequest => ({
 const json = { 'content-type': 'application/json' };
 
 /** Which processes serve a scenario (and are profiled during it). */
-type Target = 'stack' | 'baseline' | 'passthrough';
+type Target = 'stack' | 'baseline' | 'passthrough' | 'floors';
+
+/** `floor-users-read` is the architecture floor of `users-read` (bench/floors.mjs). */
+const FLOOR_PREFIX = 'floor-';
 
 interface Scenario {
   name: string;
@@ -350,9 +354,50 @@ async function credentials(stack: TestStack): Promise<Credentials> {
   return found;
 }
 
+/**
+ * The architecture floor of each scenario that has a ratio target: the same request line, headers and
+ * body to bench/floors.mjs, which makes that scenario's hops (Redis bucket, gRPC, Postgres, signing)
+ * with nothing of the service around them.
+ */
+function floorScenarios(origin: string, creds: Credentials): Scenario[] {
+  const floor = (name: string, request: string, template: LoadRequest): Scenario => ({
+    name: `${FLOOR_PREFIX}${name}`,
+    request: `floor of ${name}: ${request}`,
+    origin,
+    target: 'floors',
+    requestsFor: () => [{ ...template, path: `/${name}` }],
+  });
+  const tokenRequest = (body: Record<string, unknown>): LoadRequest => ({
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify(body),
+    setupRequest: withFreshIp,
+  });
+  return [
+    floor('health', 'per-IP Redis bucket, body from memory', { method: 'GET', setupRequest: withFreshIp }),
+    floor('rate-limits', 'per-token Redis bucket, body from memory', { method: 'GET' }),
+    floor('users-read', 'Redis bucket, gRPC, one prepared SELECT', { method: 'GET' }),
+    floor(
+      'token-client-credentials',
+      'Redis bucket, gRPC, an ES256 token signed',
+      tokenRequest({
+        grant_type: 'client_credentials',
+        client_id: creds.org?.client_id ?? 'floor',
+        client_secret: creds.org?.client_secret ?? 'floor',
+      }),
+    ),
+    floor(
+      'token-refresh',
+      'Redis bucket, gRPC, one-statement rotation, an ES256 token signed',
+      // A refresh token's length (32 random bytes, base64url); the floor rotates a token of its own.
+      tokenRequest({ grant_type: 'refresh_token', refresh_token: 'f'.repeat(43) }),
+    ),
+  ];
+}
+
 function scenarios(
   stack: TestStack,
-  servers: { baseline: ChildServer; passthrough: ChildServer },
+  servers: { baseline: ChildServer; passthrough: ChildServer; floors: ChildServer },
   creds: Credentials,
 ): Scenario[] {
   const origin = stack.url('').replace(/\/$/, '');
@@ -376,6 +421,7 @@ function scenarios(
       target: 'passthrough',
       requestsFor: () => [{ method: 'GET', path: '/' }],
     },
+    ...floorScenarios(servers.floors.url.replace(/\/$/, ''), creds),
     {
       name: 'health',
       request: 'GET /v2/system/health',
@@ -625,15 +671,18 @@ async function main(): Promise<number> {
       await passthrough.front.stop();
       await passthrough.backend.stop();
     });
+    const floors = await startFloors({ entry: config.entry, redisUrl: stack.env.REDIS_URL });
+    cleanup.add('the floors', () => floors.stop());
     log(
       `stack at ${stack.url('')} (logs: .data/test-logs/${stack.ports.http}-*.log), baseline at ${baseline.url}, ` +
-        `passthrough at ${passthrough.front.url}`,
+        `passthrough at ${passthrough.front.url}, floors at ${floors.front.url}`,
     );
 
     const pids = stackPids(stack.ports.http);
-    const databases = ['IDENTITY', 'AUTH', 'PLATFORM'].map((name) =>
-      new URL(stack.env[`${name}_DATABASE_URL`]).pathname.slice(1),
-    );
+    const databases = [
+      ...['IDENTITY', 'AUTH', 'PLATFORM'].map((name) => new URL(stack.env[`${name}_DATABASE_URL`]).pathname.slice(1)),
+      floors.database,
+    ];
     const own = (pid: number | undefined) => (pid ? [pid] : []);
     const cpuGroups: CpuGroups = {
       ...Object.fromEntries(APPS.map((app) => [app, () => own(pids[app])])),
@@ -641,13 +690,18 @@ async function main(): Promise<number> {
       Redis: () => pidsNamed('redis-server'),
       // The stack's own NATS server, a child of this process.
       NATS: () => pidsNamed('nats-server', (pid) => parentOf(pid) === process.pid),
-      'bench servers': () => [baseline.pid, passthrough.front.pid, passthrough.backend.pid].flatMap(own),
+      'bench servers': () =>
+        [baseline.pid, passthrough.front.pid, passthrough.backend.pid, floors.front.pid, floors.backend.pid].flatMap(
+          own,
+        ),
       'load generator': () => [process.pid],
     };
     const benchServers: Record<string, ChildServer> = {
       baseline,
       'passthrough Fastify': passthrough.front,
       'passthrough gRPC server': passthrough.backend,
+      'floors Fastify': floors.front,
+      'floors gRPC service': floors.backend,
     };
     const rss = new RssSampler(() => ({
       ...pids,
@@ -655,8 +709,12 @@ async function main(): Promise<number> {
     }));
 
     const creds = await credentials(stack);
-    const all = scenarios(stack, { baseline, passthrough: passthrough.front }, creds).filter(
-      (scenario) => !config.only || FLOORS.includes(scenario.name) || config.only.includes(scenario.name),
+    const all = scenarios(stack, { baseline, passthrough: passthrough.front, floors: floors.front }, creds).filter(
+      (scenario) =>
+        !config.only ||
+        FLOORS.includes(scenario.name) ||
+        config.only.includes(scenario.name) ||
+        config.only.includes(scenario.name.slice(FLOOR_PREFIX.length)),
     );
     const argon2Needed = !config.only || config.only.some((name) => ['token-password', 'users-create'].includes(name));
     const results: ScenarioResult[] = [];
@@ -718,9 +776,18 @@ async function main(): Promise<number> {
         'passthrough Fastify': passthrough.front.inspectorUrl,
         'passthrough gRPC server': passthrough.backend.inspectorUrl,
       },
+      floors: {
+        'floors Fastify': floors.front.inspectorUrl,
+        'floors gRPC service': floors.backend.inspectorUrl,
+      },
     };
     // The V8 heap of each process right after the load: how much of its RSS is JavaScript objects.
-    const heaps = await heapsOf({ ...inspectors.stack, ...inspectors.baseline, ...inspectors.passthrough });
+    const heaps = await heapsOf({
+      ...inspectors.stack,
+      ...inspectors.baseline,
+      ...inspectors.passthrough,
+      ...inspectors.floors,
+    });
     if (process.env.BENCH_HEAP_SNAPSHOTS === '1') {
       fs.mkdirSync(rawProfilesDir, { recursive: true });
       for (const [app, url] of Object.entries(inspectors.stack)) {

@@ -54,6 +54,13 @@ export async function createTestDatabases(): Promise<Record<ServiceWithDatabase,
   return names;
 }
 
+/** A fresh, empty database named `acct_<purpose>_<random>`, for a tool that makes its own tables. */
+export async function createEmptyDatabase(purpose: string): Promise<string> {
+  const name = `acct_${purpose}_${randomBytes(4).toString('hex')}`;
+  await admin((client) => client.query(`CREATE DATABASE "${name}"`));
+  return name;
+}
+
 export async function dropDatabases(names: string[]): Promise<void> {
   await admin(async (client) => {
     for (const name of names) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
