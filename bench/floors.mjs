@@ -1,14 +1,15 @@
 // The architecture floors: for each scenario of the bench, the least a request of that shape can cost
-// when it makes the hops this architecture requires (the gateway's shared rate-limit bucket in Redis,
-// a gRPC call to the service that owns the data, that service's Postgres) with the same libraries and
+// when it makes the hops this architecture requires (the gateway's rate-limit bucket, shared in Redis or
+// its own in memory, a gRPC call to the service that owns the data, that service's Postgres) with the same libraries and
 // nothing else: no NestJS, no Prisma, no validation, no logging, no metrics, no authentication. What a
 // scenario costs above its floor is the service's own code; what the floor costs is the architecture.
 // Two processes:
 //   node bench/floors.mjs grpc <port>             the service: grpc-js, pg, jose (FLOOR_DATABASE_URL)
-//   node bench/floors.mjs http <port> <grpcPort>  the gateway: Fastify, the gateway's own RedisTokenBuckets
+//   node bench/floors.mjs http <port> <grpcPort>  the gateway: Fastify, the gateway's own token buckets
 //                                                 (FLOOR_TOKEN_BUCKETS, REDIS_URL), one grpc-js channel
 // Routes of the http side, one per scenario (see bench/README.md, "The floors"):
-//   GET /health, GET /rate-limits   the bucket, then a body from memory
+//   GET /health                     the per-IP bucket in this process's memory, then a body from memory
+//   GET /rate-limits                the per-token bucket in Redis, then a body from memory
 //   GET /users-read                 the bucket, a gRPC call, one prepared SELECT by primary key
 //   POST /token-client-credentials  the bucket (per IP), a gRPC call, an ES256 access token signed
 //   POST /token-refresh             the bucket (per IP), a gRPC call, a one-statement rotation, a signed token
@@ -116,12 +117,14 @@ async function service() {
   };
 }
 
-/** The gateway side: the gateway's own token-bucket code against Redis, then the call, if any. */
+/** The gateway side: the gateway's own token-bucket code, in Redis or in memory, then the call, if any. */
 async function gateway() {
   const require = createRequire(import.meta.url);
-  const { RedisTokenBuckets } = require(process.env.FLOOR_TOKEN_BUCKETS);
+  const { InProcessTokenBuckets, RedisTokenBuckets } = require(process.env.FLOOR_TOKEN_BUCKETS);
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableAutoPipelining: true });
   const buckets = new RedisTokenBuckets(redis);
+  // system.health's buckets are each gateway's own (apps/gateway/src/rate-limits/rate-limiter.ts).
+  const instanceBuckets = new InProcessTokenBuckets();
   const client = new Floor(`127.0.0.1:${Number(grpcPortArgument)}`, credentials.createInsecure(), CHANNEL_OPTIONS);
   const call = (shape) =>
     new Promise((resolve, reject) =>
@@ -132,14 +135,16 @@ async function gateway() {
   // Raised tiers like the bench org's, so nothing is refused: only the decision's cost is measured.
   const capacity = 1_000_000;
   const ratePerMs = 100;
-  const perIp = (request) =>
-    buckets.take(`floor:ip:${request.headers['x-forwarded-for'] ?? request.ip}`, capacity, ratePerMs);
+  const clientKey = (request) => `floor:ip:${request.headers['x-forwarded-for'] ?? request.ip}`;
+  const perIp = (request) => buckets.take(clientKey(request), capacity, ratePerMs);
   const perToken = () => buckets.take('floor:token:bench', capacity, ratePerMs);
+  // The system.health tier: 600/min, a capacity of 100 (every address of the bench is new).
+  const perIpInMemory = (request) => instanceBuckets.take(clientKey(request), 100, 600 / 60_000);
   const health = { status: 'healthy', version: '0.0.0', region: 'local', checks: [] };
 
   const app = Fastify({ logger: false });
   app.get('/health', async (request) => {
-    await perIp(request);
+    await perIpInMemory(request);
     return health;
   });
   app.get('/rate-limits', async () => {

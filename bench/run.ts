@@ -374,7 +374,7 @@ function floorScenarios(origin: string, creds: Credentials): Scenario[] {
     setupRequest: withFreshIp,
   });
   return [
-    floor('health', 'per-IP Redis bucket, body from memory', { method: 'GET', setupRequest: withFreshIp }),
+    floor('health', 'per-IP bucket in memory, body from memory', { method: 'GET', setupRequest: withFreshIp }),
     floor('rate-limits', 'per-token Redis bucket, body from memory', { method: 'GET' }),
     floor('users-read', 'Redis bucket, gRPC, one prepared SELECT', { method: 'GET' }),
     floor(

@@ -103,6 +103,19 @@ describe('scale-out: two of everything', () => {
     expect(statuses.filter((status) => status === 429)).toHaveLength(20);
   });
 
+  it('keeps the health bucket of an address in each gateway: drained at one, the other answers from a full one', async () => {
+    const ip = freshIp();
+    const health = (gateway: number) =>
+      fetch(via(gateway, '/v2/system/health'), { headers: { 'x-forwarded-for': ip } });
+    // 600/min with burst 10: a capacity of 100, one token back every 100 ms.
+    const drained = await Promise.all(Array.from({ length: 150 }, () => health(0)));
+    expect(drained.filter((response) => response.status === 429).length).toBeGreaterThan(0);
+    const other = await health(1);
+    expect(other.status).not.toBe(429);
+    expect(other.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('99');
+  });
+
   it('creates one user per Idempotency-Key sent concurrently to both gateways, and both get its response', async () => {
     const token = await clientToken();
     for (let round = 0; round < 8; round += 1) {

@@ -1,4 +1,4 @@
-import { bucketCapacity, BucketDecision, RateLimitTier } from '@acct/limits';
+import { bucketCapacity, BucketDecision, RateLimitGroup, RateLimitTier } from '@acct/limits';
 import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
 
@@ -8,12 +8,27 @@ export interface RateLimitDecision extends BucketDecision {
   capacity: number;
   /** Milliseconds to refill an empty bucket: the policy's window. */
   windowMs: number;
-  source: 'redis' | 'local';
+  /**
+   * `redis`: the shared buckets; `instance`: a group this instance limits on its own by design
+   * (PER_INSTANCE_GROUPS); `local`: this instance's fallback for every other group while Redis is away.
+   */
+  source: 'redis' | 'instance' | 'local';
 }
+
+/**
+ * Groups whose buckets each gateway instance keeps in its own memory, never in Redis. `system.health`
+ * is answered from the instance's memory (health/health-reporter.ts) and costs no shared resource, so
+ * its limit protects the instance, and probes (Kubernetes, load balancers) ask each instance on its
+ * own from the same address: a bucket shared by every instance would let adding instances throttle
+ * their probes. Kept here, the probe path makes no backend round trip at all (issue 15) and does not
+ * change while Redis is away. The cost: one address may call health N × 600/min across N instances.
+ */
+export const PER_INSTANCE_GROUPS: ReadonlySet<RateLimitGroup> = new Set(['system.health']);
 
 /**
  * Decides with the shared Redis buckets; when Redis fails or is slow, with this instance's own
  * buckets, so the gateway keeps serving (contract §2) and goes back to Redis as soon as it answers.
+ * The groups of `perInstance` are always decided with this instance's buckets.
  */
 export class RateLimiter {
   private readonly logger = new Logger('rate-limit');
@@ -23,6 +38,7 @@ export class RateLimiter {
     private readonly shared: TokenBuckets,
     private readonly local: TokenBuckets = new InProcessTokenBuckets(),
     private readonly decisions?: Counter<'group' | 'outcome' | 'source'>,
+    private readonly perInstance: ReadonlySet<string> = PER_INSTANCE_GROUPS,
   ) {}
 
   async take(tier: RateLimitTier, key: string): Promise<RateLimitDecision> {
@@ -30,23 +46,34 @@ export class RateLimiter {
     const ratePerMs = tier.ratePerMinute / 60_000;
     const windowMs = capacity / ratePerMs;
     const bucket = `${tier.group}:${key}`;
-    let decision: RateLimitDecision;
-    try {
-      decision = { ...(await this.shared.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'redis' };
-      if (this.usingFallback) this.logger.log('Redis answers again: back to shared rate-limit buckets');
-      this.usingFallback = false;
-    } catch (error) {
-      if (!this.usingFallback) {
-        this.logger.warn(`Redis unavailable (${(error as Error).message}): rate limits fall back to this instance`);
-      }
-      this.usingFallback = true;
-      decision = { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'local' };
-    }
+    const decision: RateLimitDecision = this.perInstance.has(tier.group)
+      ? { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'instance' }
+      : await this.takeShared(bucket, capacity, ratePerMs, windowMs);
     this.decisions?.inc({
       group: tier.group,
       outcome: decision.allowed ? 'allowed' : 'limited',
       source: decision.source,
     });
     return decision;
+  }
+
+  private async takeShared(
+    bucket: string,
+    capacity: number,
+    ratePerMs: number,
+    windowMs: number,
+  ): Promise<RateLimitDecision> {
+    try {
+      const decision = await this.shared.take(bucket, capacity, ratePerMs);
+      if (this.usingFallback) this.logger.log('Redis answers again: back to shared rate-limit buckets');
+      this.usingFallback = false;
+      return { ...decision, capacity, windowMs, source: 'redis' };
+    } catch (error) {
+      if (!this.usingFallback) {
+        this.logger.warn(`Redis unavailable (${(error as Error).message}): rate limits fall back to this instance`);
+      }
+      this.usingFallback = true;
+      return { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'local' };
+    }
   }
 }

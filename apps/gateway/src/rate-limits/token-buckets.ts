@@ -63,23 +63,38 @@ export class RedisTokenBuckets implements TokenBuckets {
 }
 
 /**
- * The fallback while Redis is away: the same arithmetic in this process (so limits hold per gateway
- * instance instead of across them). Buckets that would be full again are forgotten.
+ * This instance's own buckets: the same arithmetic in this process, for the groups each instance
+ * limits on its own and for every group while Redis is away (limits then hold per gateway instance
+ * instead of across them). Buckets that would be full again are forgotten: once more than
+ * `sweepAbove` are held, and then only when their number has doubled since the last sweep, so a map
+ * of live buckets is not walked again on every decision.
  */
 export class InProcessTokenBuckets implements TokenBuckets {
   private readonly buckets = new Map<string, BucketState & { fullAt: number }>();
+  private sweepAt: number;
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly sweepAbove = 10_000,
+  ) {
+    this.sweepAt = sweepAbove;
+  }
+
+  /** Buckets held now (full ones not yet forgotten included). */
+  get size(): number {
+    return this.buckets.size;
+  }
 
   take(key: string, capacity: number, ratePerMs: number): Promise<BucketDecision> {
     const now = this.clock();
     const { decision, state } = takeToken(this.buckets.get(key), capacity, ratePerMs, now);
     this.buckets.set(key, { ...state, fullAt: now + decision.msUntilFull });
-    if (this.buckets.size > 10_000) this.sweep(now);
+    if (this.buckets.size > this.sweepAt) this.sweep(now);
     return Promise.resolve(decision);
   }
 
   private sweep(now: number) {
     for (const [key, bucket] of this.buckets) if (bucket.fullAt <= now) this.buckets.delete(key);
+    this.sweepAt = Math.max(this.sweepAbove, this.buckets.size * 2);
   }
 }

@@ -1,0 +1,86 @@
+import { STANDARD_TIERS } from '@acct/limits';
+
+import { RateLimiter } from './rate-limiter';
+import { InProcessTokenBuckets, TokenBuckets } from './token-buckets';
+
+const tier = (group: string) => STANDARD_TIERS.find((candidate) => candidate.group === group)!;
+
+/** Stands in for Redis: records the buckets asked for, and fails while `down`. */
+class SharedBuckets implements TokenBuckets {
+  readonly asked: string[] = [];
+  down = false;
+  private readonly buckets = new InProcessTokenBuckets(() => 0);
+
+  take(key: string, capacity: number, ratePerMs: number) {
+    this.asked.push(key);
+    if (this.down) return Promise.reject(new Error('connection refused'));
+    return this.buckets.take(key, capacity, ratePerMs);
+  }
+}
+
+describe('RateLimiter', () => {
+  const now = 1_700_000_000_000;
+
+  it('decides system.health with this instance buckets, never the shared ones, at the tier capacity', async () => {
+    const shared = new SharedBuckets();
+    const limiter = new RateLimiter(shared, new InProcessTokenBuckets(() => now));
+    const decisions = [];
+    // 600/min with burst 10: a capacity of 100; the clock stands still, so nothing refills.
+    for (let index = 0; index < 101; index += 1) decisions.push(await limiter.take(tier('system.health'), 'ip:1'));
+    expect(decisions.filter((decision) => decision.allowed)).toHaveLength(100);
+    expect(decisions.at(-1)).toMatchObject({ allowed: false, remaining: 0, source: 'instance', capacity: 100 });
+    expect(shared.asked).toEqual([]);
+  });
+
+  it('keeps every other group in the shared buckets', async () => {
+    const shared = new SharedBuckets();
+    const limiter = new RateLimiter(shared, new InProcessTokenBuckets(() => now));
+    await limiter.take(tier('system.health'), 'ip:1');
+    const decision = await limiter.take(tier('auth'), 'ip:1');
+    expect(decision.source).toBe('redis');
+    expect(shared.asked).toEqual(['auth:ip:1']);
+  });
+
+  it('falls back to this instance while the shared buckets fail, and goes back once they answer', async () => {
+    const shared = new SharedBuckets();
+    const limiter = new RateLimiter(shared, new InProcessTokenBuckets(() => now));
+    shared.down = true;
+    expect(await limiter.take(tier('users.read'), 'token:a')).toMatchObject({ allowed: true, source: 'local' });
+    shared.down = false;
+    expect(await limiter.take(tier('users.read'), 'token:a')).toMatchObject({ allowed: true, source: 'redis' });
+  });
+
+  it('limits a group per instance only when told to', async () => {
+    const shared = new SharedBuckets();
+    const limiter = new RateLimiter(shared, new InProcessTokenBuckets(() => now), undefined, new Set());
+    expect((await limiter.take(tier('system.health'), 'ip:1')).source).toBe('redis');
+  });
+});
+
+describe('InProcessTokenBuckets', () => {
+  it('forgets buckets that are full again once it holds more than its bound', async () => {
+    let now = 0;
+    const buckets = new InProcessTokenBuckets(() => now, 100);
+    // One token each at 1 token/ms: full again 1 ms later.
+    for (let index = 0; index < 100; index += 1) await buckets.take(`ip:${index}`, 10, 1);
+    expect(buckets.size).toBe(100);
+    now = 5;
+    await buckets.take('ip:new', 10, 1);
+    expect(buckets.size).toBe(1);
+  });
+
+  it('keeps buckets that still hold a debt, and walks them again only once their number has doubled', async () => {
+    let now = 0;
+    const buckets = new InProcessTokenBuckets(() => now, 10);
+    // One token each at 1 token/s: full again 1 s later.
+    for (let index = 0; index < 11; index += 1) await buckets.take(`ip:${index}`, 10, 0.001);
+    expect(buckets.size).toBe(11);
+    now = 20_000;
+    // Above the bound but not doubled since the last sweep: nothing is walked, all stay.
+    for (let index = 11; index < 22; index += 1) await buckets.take(`ip:${index}`, 10, 0.001);
+    expect(buckets.size).toBe(22);
+    // Doubled (23 > 22): the 11 full again since 1 s are forgotten, the 12 fresh ones kept.
+    await buckets.take('ip:22', 10, 0.001);
+    expect(buckets.size).toBe(12);
+  });
+});
