@@ -228,14 +228,32 @@ describe('operations: metrics and tracing in a running stack', () => {
       const grpcServer = spans.find(
         (span) => span.kind === SPAN_KIND_SERVER && span.name === 'grpc.identity.v1.IdentityService/GetUser',
       );
+      // The user is read straight on the pg pool (DirectStatements), not through Prisma's runtime.
       const query = spans.find((span) => span.name.startsWith('pg.query'));
-      const prisma = spans.find((span) => span.name.startsWith('prisma:'));
-      return grpcServer && query && prisma ? { grpcServer, query, prisma } : undefined;
+      return grpcServer && query ? { grpcServer, query } : undefined;
     });
     // identity's server span continues the gateway's client call (W3C traceparent in gRPC metadata).
     const gatewayCall = inTrace(gatewaySpan.traceId).find(
       (span) => span.service === 'gateway' && span.kind === SPAN_KIND_CLIENT && span.name.includes('IdentityService'),
     );
     expect(identitySpans.grpcServer.parentSpanId).toBe(gatewayCall?.spanId);
+  });
+
+  it('puts the spans of a query made through Prisma in the trace of the request that made it', async () => {
+    expect((await request(stack.url('/v2/users?limit=1'), { token: adminToken })).status).toBe(200);
+    const gatewaySpan = await waitFor('the gateway span of GET /v2/users', () =>
+      receiver.spans.find(
+        (span) => span.service === 'gateway' && span.kind === SPAN_KIND_SERVER && span.name === 'GET /v2/users',
+      ),
+    );
+    await waitFor('identity’s Prisma span and its Postgres query in that trace', () => {
+      const spans = receiver.spans.filter(
+        (span) => span.traceId === gatewaySpan.traceId && span.service === 'identity',
+      );
+      return spans.some((span) => span.name.startsWith('prisma:')) &&
+        spans.some((span) => span.name.startsWith('pg.query'))
+        ? true
+        : undefined;
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { postgresServerUrl } from '@acct/testing';
 
-import { pgAdapter, statementNames } from './index';
+import { pgAdapter, pgDatabase, statementNames } from './index';
 
 describe('statementNames', () => {
   it('gives one text one name, every time, and two texts two names', () => {
@@ -49,6 +49,57 @@ describe('pgAdapter against Postgres', () => {
   it('prepares nothing when prepared statements are off', async () => {
     adapter = await pgAdapter(postgresServerUrl().toString(), { poolSize: 1, preparedStatements: false }).connect();
     expect((await query('SELECT $1::int + 1 AS next', [1])).rows).toEqual([[2]]);
+    expect(await prepared()).toEqual([]);
+  });
+});
+
+describe('pgDatabase: Prisma and direct statements on one pool', () => {
+  let database: ReturnType<typeof pgDatabase> | undefined;
+  let adapter: Awaited<ReturnType<ReturnType<typeof pgAdapter>['connect']>> | undefined;
+  // Disposing the adapter ends the pool (disposeExternalPool).
+  afterEach(() => adapter?.dispose());
+
+  const open = async (preparedStatements: boolean) => {
+    database = pgDatabase(postgresServerUrl().toString(), { poolSize: 1, preparedStatements });
+    adapter = await database.adapter.connect();
+  };
+  const viaPrisma = (sql: string, args: unknown[]) =>
+    adapter!.queryRaw({ sql, args, argTypes: args.map(() => ({ scalarType: 'int', arity: 'scalar' }) as never) });
+  const prepared = async () =>
+    (await database!.direct.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements', [])).map(
+      (row) => row.statement,
+    );
+
+  it('runs a direct statement on the connection Prisma uses, prepared once under the name Prisma gives it', async () => {
+    await open(true);
+    const text = 'SELECT $1::int + 1 AS next';
+    expect(await database!.direct.query<{ next: number }>(text, [1])).toEqual([{ next: 2 }]);
+    expect((await viaPrisma(text, [2])).rows).toEqual([[3]]);
+    expect(await database!.direct.query<{ next: number }>(text, [3])).toEqual([{ next: 4 }]);
+    expect((await prepared()).filter((statement) => statement === text)).toHaveLength(1);
+    // The connection is the one Prisma's statements ran on: the pool holds one.
+    expect((await viaPrisma('SELECT pg_backend_pid() AS pid', [])).rows).toEqual(
+      (await database!.direct.query<{ pid: number }>('SELECT pg_backend_pid() AS pid', [])).map((row) => [row.pid]),
+    );
+  });
+
+  it('reads rows as pg parses them: timestamptz as Date, text[] as an array, uuid as a string', async () => {
+    await open(true);
+    const [row] = await database!.direct.query<{ at: Date; list: string[]; id: string }>(
+      `SELECT '2026-11-27T01:02:03.456Z'::timestamptz AS at, ARRAY['admin', 'viewer']::text[] AS list,
+              '00000000-0000-4000-8000-000000000001'::uuid AS id`,
+      [],
+    );
+    expect(row).toEqual({
+      at: new Date('2026-11-27T01:02:03.456Z'),
+      list: ['admin', 'viewer'],
+      id: '00000000-0000-4000-8000-000000000001',
+    });
+  });
+
+  it('prepares no direct statement when prepared statements are off', async () => {
+    await open(false);
+    expect(await database!.direct.query<{ next: number }>('SELECT $1::int + 1 AS next', [1])).toEqual([{ next: 2 }]);
     expect(await prepared()).toEqual([]);
   });
 });

@@ -1,18 +1,25 @@
-import { DatabaseReadiness, migrationsDir, pgAdapter } from '@acct/database';
+import { DatabaseReadiness, DirectStatements, migrationsDir, pgDatabase } from '@acct/database';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 
 import { IDENTITY_CONFIG, IdentityConfig } from '../config';
 import { PrismaClient } from '../generated/prisma/client';
 
-/** The identity database, owned by this service alone. */
+/**
+ * The identity database, owned by this service alone. `direct` runs a hot path's single statements on
+ * the same pool without Prisma's runtime (`DirectStatements`).
+ */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  readonly direct: DirectStatements;
+
   constructor(
     @Inject(IDENTITY_CONFIG) config: Pick<IdentityConfig, 'IDENTITY_DATABASE_URL' | 'DATABASE_PREPARED_STATEMENTS'>,
   ) {
-    super({
-      adapter: pgAdapter(config.IDENTITY_DATABASE_URL, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS }),
+    const database = pgDatabase(config.IDENTITY_DATABASE_URL, {
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     });
+    super({ adapter: database.adapter });
+    this.direct = database.direct;
   }
 
   async onModuleDestroy() {

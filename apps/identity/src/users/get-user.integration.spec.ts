@@ -1,8 +1,10 @@
 import { DomainError } from '@acct/problem';
 
+import { Transactions } from '../prisma/transactions';
 import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from './create-user.service';
 import { GetUserService } from './get-user.service';
+import { UsersRepository } from './users.repository';
 
 jest.setTimeout(60_000);
 
@@ -41,6 +43,16 @@ describe('GetUser against Postgres', () => {
       requestFingerprint: '',
     });
     expect(await service.get(acme.admin, user.id)).toEqual(user);
+  });
+
+  it('reads a user alike straight on the pool (the read path) and inside a transaction', async () => {
+    const users = identity.get(UsersRepository);
+    const direct = await users.findInOrg(acme.orgId, acme.adminUserId);
+    expect(direct).not.toBeNull();
+    expect(await identity.get(Transactions).run((db) => users.findInOrg(acme.orgId, acme.adminUserId, db))).toEqual(
+      direct,
+    );
+    expect(await users.findInOrg(globex.orgId, acme.adminUserId)).toBeNull();
   });
 
   it('answers the calling user for "me"', async () => {

@@ -58,20 +58,29 @@ function uniquenessError(error: unknown): unknown {
   return error;
 }
 
+/** A user of an org by id, as `User` (parameters: the user id, the org id). */
+const FIND_IN_ORG = `
+  SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
+         display_name AS "displayName", status, roles, locale, timezone,
+         created_at AS "createdAt", activated_at AS "activatedAt"
+  FROM users
+  WHERE id = $1::uuid AND org_id = $2::uuid`;
+
 /** Users, always within one org: every read takes the org id, so no query can cross tenants. */
 @Injectable()
 export class UsersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async findInOrg(orgId: string, id: string, db: Db = this.prisma): Promise<UserRecord | null> {
+  /**
+   * The user, when it is in the org. Without `db` (the read path: GetUser, `/v2/users/me`) the one
+   * statement runs straight on the pool, skipping Prisma's runtime (`DirectStatements`); with `db` it
+   * runs on that client or transaction.
+   */
+  async findInOrg(orgId: string, id: string, db?: Db): Promise<UserRecord | null> {
     if (!isUuid(orgId) || !isUuid(id)) return null;
-    // Raw, like listInOrg: the read path's one query skips the ORM's per-call query building.
-    const [row] = await db.$queryRaw<User[]>`
-      SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
-             display_name AS "displayName", status, roles, locale, timezone,
-             created_at AS "createdAt", activated_at AS "activatedAt"
-      FROM users
-      WHERE id = ${id}::uuid AND org_id = ${orgId}::uuid`;
+    const [row] = db
+      ? await db.$queryRawUnsafe<User[]>(FIND_IN_ORG, id, orgId)
+      : await this.prisma.direct.query<User>(FIND_IN_ORG, [id, orgId]);
     return row ? toRecord(row) : null;
   }
 
