@@ -325,10 +325,11 @@ export interface Floors {
 }
 
 /**
- * The architecture floors: a bare Fastify front that takes the gateway's own Redis token bucket and
- * makes one grpc-js call, and a grpc-js service with pg and jose in a database of its own (made empty
- * here, dropped by `stop`). The front loads the gateway's RedisTokenBuckets from dist/ or, with
- * `entry: 'source'`, from the TypeScript source through tools/run-ts.cjs.
+ * The architecture floors: a bare Fastify front that takes a token from the gateway's own buckets (in
+ * Redis, or in memory for health) and makes one grpc-js call, and a grpc-js service with pg and jose in
+ * a database of its own (made empty here, dropped by `stop`). The front loads the gateway's
+ * token-buckets module from dist/ or, with `entry: 'source'`, from the TypeScript source through
+ * tools/run-ts.cjs.
  */
 export async function startFloors(options: { entry: 'dist' | 'source'; redisUrl: string }): Promise<Floors> {
   const script = path.join(__dirname, 'floors.mjs');

@@ -356,7 +356,7 @@ async function credentials(stack: TestStack): Promise<Credentials> {
 
 /**
  * The architecture floor of each scenario that has a ratio target: the same request line, headers and
- * body to bench/floors.mjs, which makes that scenario's hops (Redis bucket, gRPC, Postgres, signing)
+ * body to bench/floors.mjs, which makes that scenario's hops (rate-limit bucket, gRPC, Postgres, signing)
  * with nothing of the service around them.
  */
 function floorScenarios(origin: string, creds: Credentials): Scenario[] {
