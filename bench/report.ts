@@ -317,7 +317,7 @@ export function targetTable(report: Report): string[] {
     const ratioOrDash = (ratio: number | null | undefined) => (ratio == null ? '—' : `${ratio}×`);
     lines.push(
       `| ${check.label} | ${rps} | ${ratioOrDash(check.rps_ratio)} | ${ratioOrDash(check.passthrough_ratio)} | ` +
-        `${check.share_of_bound === undefined ? ratioOrDash(check.floor_ratio) : ''} | ${check.target} | ${verdict(check.pass)}${share} | ` +
+        `${check.floor_ratio === undefined ? '' : ratioOrDash(check.floor_ratio)} | ${check.target} | ${verdict(check.pass)}${share} | ` +
         `${check.cpu_us_per_request == null ? '' : number(check.cpu_us_per_request)} | ` +
         `${check.cpu_budget_us == null ? '' : number(check.cpu_budget_us)} |`,
     );
