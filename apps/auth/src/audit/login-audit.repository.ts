@@ -21,6 +21,13 @@ export interface LoginAuditRecord {
   reason: string;
 }
 
+/** A batch of rows, one array per column. */
+const INSERT_BATCH = `
+  INSERT INTO login_audit (id, at, grant_type, username, subject, org_id, client_id, client_ip, device_id,
+                           user_agent, outcome, reason)
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`;
+
 /** One recorded token request. */
 export type LoginAuditRow = LoginAuditRecord & { id: string };
 
@@ -29,21 +36,25 @@ export type LoginAuditRow = LoginAuditRecord & { id: string };
 export class LoginAuditRepository {
   /**
    * Concurrent token requests' rows go in one INSERT; each request waits for its own batch's. The
-   * INSERT takes one array per column (`unnest`), so it is the same statement whatever the batch's size:
-   * Prisma's createMany was a new query shape, compiled again, for every size.
+   * INSERT takes one array per column (`unnest`), so it is the same prepared statement whatever the
+   * batch's size, sent without Prisma's runtime (one per batch, on every token request's path).
    */
   private readonly writes = new GroupCommit<LoginAuditRecord>(async (records) => {
     const column = <T>(value: (record: LoginAuditRecord) => T) => records.map(value);
-    await this.prisma.$executeRaw`
-      INSERT INTO login_audit (id, at, grant_type, username, subject, org_id, client_id, client_ip, device_id,
-                               user_agent, outcome, reason)
-      SELECT * FROM unnest(
-        ${column(() => randomUUID())}::uuid[], ${column((record) => record.at.toISOString())}::timestamptz[],
-        ${column((record) => record.grantType)}::text[], ${column((record) => record.username)}::text[],
-        ${column((record) => record.subject)}::text[], ${column((record) => record.orgId)}::text[],
-        ${column((record) => record.clientId)}::text[], ${column((record) => record.clientIp)}::text[],
-        ${column((record) => record.deviceId)}::text[], ${column((record) => record.userAgent)}::text[],
-        ${column((record) => record.outcome)}::text[], ${column((record) => record.reason)}::text[])`;
+    await this.prisma.direct.query(INSERT_BATCH, [
+      column(() => randomUUID()),
+      column((record) => record.at.toISOString()),
+      column((record) => record.grantType),
+      column((record) => record.username),
+      column((record) => record.subject),
+      column((record) => record.orgId),
+      column((record) => record.clientId),
+      column((record) => record.clientIp),
+      column((record) => record.deviceId),
+      column((record) => record.userAgent),
+      column((record) => record.outcome),
+      column((record) => record.reason),
+    ]);
   });
 
   constructor(private readonly prisma: PrismaService) {}

@@ -1,16 +1,24 @@
-import { DatabaseReadiness, migrationsDir, pgAdapter } from '@acct/database';
+import { DatabaseReadiness, DirectStatements, migrationsDir, pgDatabase } from '@acct/database';
 import { Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { PrismaClient } from '../generated/prisma/client';
 
-/** The auth database, owned by this service alone. */
+/**
+ * The auth database, owned by this service alone. `direct` runs a hot path's single statements on the
+ * same pool without Prisma's runtime (`DirectStatements`): a refresh's rotation, the login audit's
+ * batched insert.
+ */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  constructor(@Inject(AUTH_CONFIG) config: AuthConfig) {
-    super({
-      adapter: pgAdapter(config.AUTH_DATABASE_URL, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS }),
+  readonly direct: DirectStatements;
+
+  constructor(@Inject(AUTH_CONFIG) config: Pick<AuthConfig, 'AUTH_DATABASE_URL' | 'DATABASE_PREPARED_STATEMENTS'>) {
+    const database = pgDatabase(config.AUTH_DATABASE_URL, {
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
     });
+    super({ adapter: database.adapter });
+    this.direct = database.direct;
   }
 
   async onModuleDestroy() {

@@ -107,6 +107,36 @@ export class RefreshTokenFamily {
 
 export type FamilyLock = 'shared' | 'exclusive';
 
+/**
+ * rotateFirstUse's statement: $1 the used token's hash, $2 the time, $3 the client it must have been
+ * issued to (null: any), $4, $5 and $6 the successor's id, hash and expiry. Sent without Prisma's
+ * runtime, as a prepared statement: it is a refresh's one round trip.
+ */
+const ROTATE_FIRST_USE = `
+  WITH token AS MATERIALIZED (SELECT family_id FROM refresh_tokens WHERE token_hash = $1::text),
+  locked AS MATERIALIZED (
+    SELECT family_id,
+           pg_advisory_xact_lock_shared(hashtext('auth:refresh_family'), hashtext(family_id::text))::text AS locked
+    FROM token),
+  claimed AS (
+    UPDATE refresh_tokens AS r SET first_used_at = $2::timestamptz
+    FROM locked
+    WHERE r.token_hash = $1::text AND r.family_id = locked.family_id AND r.first_used_at IS NULL
+      AND r.revoked_at IS NULL AND r.expires_at > $2::timestamptz
+      AND ($3::text IS NULL OR r.client_id = $3::text)
+    RETURNING r.*),
+  inserted AS (
+    INSERT INTO refresh_tokens (id, family_id, parent_id, token_hash, user_id, org_id, client_id, scope, roles,
+                                created_at, expires_at)
+    SELECT $4::uuid, family_id, id, $5::text, user_id, org_id, client_id, scope, roles, $2::timestamptz,
+           $6::timestamptz
+    FROM claimed
+    RETURNING id)
+  SELECT id::text, family_id::text AS "familyId", parent_id::text AS "parentId", user_id::text AS "userId",
+         org_id::text AS "orgId", client_id AS "clientId", scope, roles, created_at AS "createdAt",
+         expires_at AS "expiresAt", first_used_at AS "firstUsedAt", revoked_at AS "revokedAt"
+  FROM claimed WHERE EXISTS (SELECT 1 FROM inserted)`;
+
 /** `refresh_tokens`. */
 @Injectable()
 export class RefreshTokenRepository {
@@ -187,30 +217,14 @@ export class RefreshTokenRepository {
     clientId: string | undefined,
     next: { id: string; tokenHash: string; expiresAt: Date },
   ): Promise<StoredRefreshToken | undefined> {
-    const rows = await this.prisma.$queryRaw<RawRefreshToken[]>`
-      WITH token AS MATERIALIZED (SELECT family_id FROM refresh_tokens WHERE token_hash = ${tokenHash}),
-      locked AS MATERIALIZED (
-        SELECT family_id,
-               pg_advisory_xact_lock_shared(hashtext('auth:refresh_family'), hashtext(family_id::text))::text AS locked
-        FROM token),
-      claimed AS (
-        UPDATE refresh_tokens AS r SET first_used_at = ${at}::timestamptz
-        FROM locked
-        WHERE r.token_hash = ${tokenHash} AND r.family_id = locked.family_id AND r.first_used_at IS NULL
-          AND r.revoked_at IS NULL AND r.expires_at > ${at}::timestamptz
-          AND (${clientId ?? null}::text IS NULL OR r.client_id = ${clientId ?? null}::text)
-        RETURNING r.*),
-      inserted AS (
-        INSERT INTO refresh_tokens (id, family_id, parent_id, token_hash, user_id, org_id, client_id, scope, roles,
-                                    created_at, expires_at)
-        SELECT ${next.id}::uuid, family_id, id, ${next.tokenHash}::text, user_id, org_id, client_id, scope, roles,
-               ${at}::timestamptz, ${next.expiresAt}::timestamptz
-        FROM claimed
-        RETURNING id)
-      SELECT id::text, family_id::text AS "familyId", parent_id::text AS "parentId", user_id::text AS "userId",
-             org_id::text AS "orgId", client_id AS "clientId", scope, roles, created_at AS "createdAt",
-             expires_at AS "expiresAt", first_used_at AS "firstUsedAt", revoked_at AS "revokedAt"
-      FROM claimed WHERE EXISTS (SELECT 1 FROM inserted)`;
+    const rows = await this.prisma.direct.query<RawRefreshToken>(ROTATE_FIRST_USE, [
+      tokenHash,
+      at,
+      clientId ?? null,
+      next.id,
+      next.tokenHash,
+      next.expiresAt,
+    ]);
     return rows[0] ? toStored(rows[0]) : undefined;
   }
 
