@@ -26,6 +26,7 @@ import { clientError, frameworkError, LimitRequest } from './http/framework-erro
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
+import { trustedProxies } from './http/trusted-proxies';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 import { serveApiDocs } from './openapi/serve-api-docs';
 import { RateLimitHook } from './rate-limits/rate-limit.hook';
@@ -131,12 +132,4 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       accessLog?.flushSync();
     },
   };
-}
-
-function trustedProxies(setting: string): string[] | false {
-  const proxies = setting
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-  return proxies.length > 0 ? proxies : false;
 }
