@@ -1,6 +1,8 @@
 import { apiUsageKey } from '@acct/limits';
 import Redis from 'ioredis';
 
+import { UsageCount } from './token-buckets';
+
 /** Kept three days, so yesterday's count is still there to read after midnight. */
 const RETENTION_SECONDS = 3 * 24 * 3600;
 
@@ -16,13 +18,21 @@ return count
 
 type CountCommand = (key: string, retentionSeconds: string) => Promise<number>;
 
-/** Counts each authenticated request against its org's daily `API requests` quota. */
+/**
+ * Counts each authenticated request against its org's daily `API requests` quota: with the request's
+ * per-token bucket decision when it has one (`usageOf`, one script for both), else on its own (`count`).
+ */
 export class ApiUsageCounter {
   private readonly countRequest: CountCommand;
 
   constructor(redis: Redis) {
     redis.defineCommand('countApiRequest', { numberOfKeys: 1, lua: COUNT_LUA });
     this.countRequest = (redis as unknown as { countApiRequest: CountCommand }).countApiRequest.bind(redis);
+  }
+
+  /** The org's counter of the day, for a bucket decision to increment (RateLimiter.take). */
+  usageOf(orgId: string, now = Date.now()): UsageCount {
+    return { key: apiUsageKey(orgId, now), retentionSeconds: RETENTION_SECONDS };
   }
 
   /** Best effort: a request is never failed or delayed because it could not be counted. */

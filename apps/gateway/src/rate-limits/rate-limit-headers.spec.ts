@@ -20,6 +20,7 @@ function headersFor(decision: Partial<RateLimitDecision>): Record<string, string
     capacity: 3.33,
     windowMs: 20_000,
     source: 'redis',
+    counted: false,
     ...decision,
   });
   return headers;

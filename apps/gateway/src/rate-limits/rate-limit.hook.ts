@@ -34,12 +34,16 @@ export class RateLimitHook {
     const tier = tiers.find((candidate) => candidate.group === group) ??
       STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group };
     // A per-token group without a valid token is counted per IP (contract §2).
-    const key = tier.scope === 'per-token' && caller ? `token:${caller.tokenId}` : `ip:${clientAddressKey(request)}`;
-    // Counted before the bucket is taken, on the same Redis connection: Redis runs a connection's
-    // commands in order, so the count is applied by the time the bucket answers and the request goes
-    // on (a quota read in this request already sees it).
-    if (caller) this.usage.count(caller.orgId);
-    const decision = await this.limiter.take(tier, key);
+    const perToken = tier.scope === 'per-token' && caller !== undefined;
+    const key = perToken ? `token:${caller.tokenId}` : `ip:${clientAddressKey(request)}`;
+    // A shared per-token bucket is kept beside its org's API counter, and one script takes the token
+    // and counts the request (so a quota read later in this request sees it). Any other request with a
+    // caller is counted on its own, before the bucket is taken on the same Redis connection: Redis runs
+    // a connection's commands in order, so the count is applied by the time the bucket answers. (A
+    // per-IP bucket is never counted with: one bucket must be in one place, with or without a caller.)
+    const usage = perToken && this.limiter.isShared(tier.group) ? this.usage.usageOf(caller.orgId) : undefined;
+    if (caller && !usage) this.usage.count(caller.orgId);
+    const decision = await this.limiter.take(tier, key, usage);
     setRateLimitHeaders(reply, tier.group, decision);
     if (!decision.allowed) {
       return sendProblem(

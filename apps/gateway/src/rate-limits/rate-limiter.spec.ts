@@ -1,22 +1,26 @@
 import { STANDARD_TIERS } from '@acct/limits';
 
 import { RateLimiter } from './rate-limiter';
-import { InProcessTokenBuckets, TokenBuckets } from './token-buckets';
+import { InProcessTokenBuckets, TokenBuckets, UsageCount } from './token-buckets';
 
 const tier = (group: string) => STANDARD_TIERS.find((candidate) => candidate.group === group)!;
 
-/** Stands in for Redis: records the buckets asked for, and fails while `down`. */
+/** Stands in for Redis: records the buckets and counts asked for, and fails while `down`. */
 class SharedBuckets implements TokenBuckets {
   readonly asked: string[] = [];
+  readonly counted: string[] = [];
   down = false;
   private readonly buckets = new InProcessTokenBuckets(() => 0);
 
-  take(key: string, capacity: number, ratePerMs: number) {
+  async take(key: string, capacity: number, ratePerMs: number, count?: UsageCount) {
     this.asked.push(key);
-    if (this.down) return Promise.reject(new Error('connection refused'));
-    return this.buckets.take(key, capacity, ratePerMs);
+    if (this.down) throw new Error('connection refused');
+    if (count) this.counted.push(count.key);
+    return { ...(await this.buckets.take(key, capacity, ratePerMs)), counted: count !== undefined };
   }
 }
+
+const usage: UsageCount = { key: 'usage:api:{org-1}:2026-11-27', retentionSeconds: 259_200 };
 
 describe('RateLimiter', () => {
   const now = 1_700_000_000_000;
@@ -48,6 +52,22 @@ describe('RateLimiter', () => {
     expect(await limiter.take(tier('users.read'), 'token:a')).toMatchObject({ allowed: true, source: 'local' });
     shared.down = false;
     expect(await limiter.take(tier('users.read'), 'token:a')).toMatchObject({ allowed: true, source: 'redis' });
+  });
+
+  it('counts the request with a shared decision, and says it was not counted when Redis did not decide', async () => {
+    const shared = new SharedBuckets();
+    const limiter = new RateLimiter(shared, new InProcessTokenBuckets(() => now));
+    expect(limiter.isShared('users.read')).toBe(true);
+    expect(limiter.isShared('system.health')).toBe(false);
+    expect(await limiter.take(tier('users.read'), 'token:a', usage)).toMatchObject({ source: 'redis', counted: true });
+    expect(shared.counted).toEqual([usage.key]);
+    shared.down = true;
+    expect(await limiter.take(tier('users.read'), 'token:a', usage)).toMatchObject({ source: 'local', counted: false });
+    expect(await limiter.take(tier('system.health'), 'ip:1', usage)).toMatchObject({
+      source: 'instance',
+      counted: false,
+    });
+    expect(shared.counted).toEqual([usage.key]);
   });
 
   it('limits a group per instance only when told to', async () => {

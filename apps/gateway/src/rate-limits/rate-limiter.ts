@@ -1,10 +1,10 @@
-import { bucketCapacity, BucketDecision, RateLimitGroup, RateLimitTier } from '@acct/limits';
+import { bucketCapacity, RateLimitGroup, RateLimitTier } from '@acct/limits';
 import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
 
-import { InProcessTokenBuckets, TokenBuckets } from './token-buckets';
+import { CountedDecision, InProcessTokenBuckets, TokenBuckets, UsageCount } from './token-buckets';
 
-export interface RateLimitDecision extends BucketDecision {
+export interface RateLimitDecision extends CountedDecision {
   capacity: number;
   /** Milliseconds to refill an empty bucket: the policy's window. */
   windowMs: number;
@@ -41,14 +41,23 @@ export class RateLimiter {
     private readonly perInstance: ReadonlySet<string> = PER_INSTANCE_GROUPS,
   ) {}
 
-  async take(tier: RateLimitTier, key: string): Promise<RateLimitDecision> {
+  /** Whether `group`'s buckets are the shared ones (while Redis answers), not this instance's own. */
+  isShared(group: string): boolean {
+    return !this.perInstance.has(group);
+  }
+
+  /**
+   * Takes a token from `key`'s bucket of the tier's group. `count` goes with a shared decision (see
+   * TokenBuckets.take); `counted` says whether it was incremented.
+   */
+  async take(tier: RateLimitTier, key: string, count?: UsageCount): Promise<RateLimitDecision> {
     const capacity = bucketCapacity(tier);
     const ratePerMs = tier.ratePerMinute / 60_000;
     const windowMs = capacity / ratePerMs;
     const bucket = `${tier.group}:${key}`;
-    const decision: RateLimitDecision = this.perInstance.has(tier.group)
-      ? { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'instance' }
-      : await this.takeShared(bucket, capacity, ratePerMs, windowMs);
+    const decision: RateLimitDecision = this.isShared(tier.group)
+      ? await this.takeShared(bucket, capacity, ratePerMs, windowMs, count)
+      : { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'instance' };
     this.decisions?.inc({
       group: tier.group,
       outcome: decision.allowed ? 'allowed' : 'limited',
@@ -62,9 +71,10 @@ export class RateLimiter {
     capacity: number,
     ratePerMs: number,
     windowMs: number,
+    count: UsageCount | undefined,
   ): Promise<RateLimitDecision> {
     try {
-      const decision = await this.shared.take(bucket, capacity, ratePerMs);
+      const decision = await this.shared.take(bucket, capacity, ratePerMs, count);
       if (this.usingFallback) this.logger.log('Redis answers again: back to shared rate-limit buckets');
       this.usingFallback = false;
       return { ...decision, capacity, windowMs, source: 'redis' };

@@ -4,7 +4,9 @@ import Redis from 'ioredis';
 /**
  * One atomic decision per request, in one round trip: refill by the time elapsed on the Redis
  * server's clock (so every gateway instance agrees), take a token if there is one, and let an idle
- * bucket expire once it would be full again. A bucket is one key, so it works on Redis Cluster.
+ * bucket expire once it would be full again. With a second key (the org's daily API counter, kept
+ * for ARGV[3] seconds) the request is counted in the same step. A bucket is one key, and a counted
+ * bucket shares its counter's hash slot (RedisTokenBuckets), so it works on Redis Cluster.
  */
 const TAKE_TOKEN_LUA = `
 local capacity = tonumber(ARGV[1])
@@ -33,33 +35,77 @@ local untilToken = 0
 if tokens < 1 then
   untilToken = math.ceil((1 - tokens) / rate)
 end
+if #KEYS > 1 then
+  local count = redis.call('INCR', KEYS[2])
+  if count == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+end
 return { allowed, math.floor(tokens), untilFull, untilToken, now }
 `;
 
-export interface TokenBuckets {
-  take(key: string, capacity: number, ratePerMs: number): Promise<BucketDecision>;
+/** A counter to increment with the decision: the org's daily API requests (api-usage.ts). */
+export interface UsageCount {
+  key: string;
+  retentionSeconds: number;
 }
 
-type TakeTokenCommand = (
+/** A decision, and whether `count` was incremented with it. */
+export type CountedDecision = BucketDecision & { counted: boolean };
+
+export interface TokenBuckets {
+  /**
+   * Takes a token from the bucket `key`; `count`, when given, is incremented in the same step if these
+   * buckets can (`counted`). Give `count` always or never for one bucket: it decides where the bucket is.
+   */
+  take(key: string, capacity: number, ratePerMs: number, count?: UsageCount): Promise<CountedDecision>;
+}
+
+type TakeTokenReply = [number, number, number, number, number];
+type TakeTokenCommand = (key: string, capacity: string, rate: string) => Promise<TakeTokenReply>;
+type TakeTokenAndCountCommand = (
   key: string,
+  countKey: string,
   capacity: string,
   rate: string,
-) => Promise<[number, number, number, number, number]>;
+  retentionSeconds: string,
+) => Promise<TakeTokenReply>;
 
+/** The shared buckets, in Redis: one command (and one reply) a decision, the request's count included. */
 export class RedisTokenBuckets implements TokenBuckets {
-  constructor(private readonly redis: Redis) {
+  private readonly takeToken: TakeTokenCommand;
+  private readonly takeTokenAndCount: TakeTokenAndCountCommand;
+
+  constructor(redis: Redis) {
     redis.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_LUA });
+    redis.defineCommand('takeTokenAndCount', { numberOfKeys: 2, lua: TAKE_TOKEN_LUA });
+    const commands = redis as unknown as { takeToken: TakeTokenCommand; takeTokenAndCount: TakeTokenAndCountCommand };
+    this.takeToken = commands.takeToken.bind(redis);
+    this.takeTokenAndCount = commands.takeTokenAndCount.bind(redis);
   }
 
-  async take(key: string, capacity: number, ratePerMs: number): Promise<BucketDecision> {
-    const command = (this.redis as unknown as { takeToken: TakeTokenCommand }).takeToken.bind(this.redis);
-    const [allowed, remaining, msUntilFull, msUntilToken, now] = await command(
-      `rl:{${key}}`,
-      String(capacity),
-      String(ratePerMs),
-    );
-    return { allowed: allowed === 1, remaining, msUntilFull, msUntilToken, now };
+  async take(key: string, capacity: number, ratePerMs: number, count?: UsageCount): Promise<CountedDecision> {
+    // A counted bucket is kept in its counter's hash slot (`rl:{<the counter's tag>}:<key>`), so a
+    // script may touch both on Redis Cluster; any other bucket is a slot of its own.
+    const [allowed, remaining, msUntilFull, msUntilToken, now] = count
+      ? await this.takeTokenAndCount(
+          `rl:{${hashTagOf(count.key)}}:${key}`,
+          count.key,
+          String(capacity),
+          String(ratePerMs),
+          String(count.retentionSeconds),
+        )
+      : await this.takeToken(`rl:{${key}}`, String(capacity), String(ratePerMs));
+    return { allowed: allowed === 1, remaining, msUntilFull, msUntilToken, now, counted: count !== undefined };
   }
+}
+
+/**
+ * What Redis Cluster hashes of a key: between its first `{` and the first `}` after it, when that is
+ * not empty; else the whole key.
+ */
+export function hashTagOf(key: string): string {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
 }
 
 /**
@@ -85,12 +131,13 @@ export class InProcessTokenBuckets implements TokenBuckets {
     return this.buckets.size;
   }
 
-  take(key: string, capacity: number, ratePerMs: number): Promise<BucketDecision> {
+  /** Counts nothing (`counted` false): the caller counts its request on its own. */
+  take(key: string, capacity: number, ratePerMs: number): Promise<CountedDecision> {
     const now = this.clock();
     const { decision, state } = takeToken(this.buckets.get(key), capacity, ratePerMs, now);
     this.buckets.set(key, { ...state, fullAt: now + decision.msUntilFull });
     if (this.buckets.size > this.sweepAt) this.sweep(now);
-    return Promise.resolve(decision);
+    return Promise.resolve({ ...decision, counted: false });
   }
 
   private sweep(now: number) {

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+
+import { apiUsageKey } from '@acct/limits';
+import Redis from 'ioredis';
+
+import { hashTagOf, RedisTokenBuckets } from './token-buckets';
+
+describe('RedisTokenBuckets (real Redis)', () => {
+  const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const buckets = new RedisTokenBuckets(redis);
+  // 3 tokens, refilled at one a minute: nothing comes back during the test.
+  const capacity = 3;
+  const ratePerMs = 1 / 60_000;
+
+  afterAll(() => redis.quit());
+
+  it("takes a token and counts the request in one step, the bucket in its org counter's hash slot", async () => {
+    const orgId = randomUUID();
+    const bucket = `users.read:token:${randomUUID()}`;
+    const usage = { key: apiUsageKey(orgId, Date.now()), retentionSeconds: 3600 };
+    const bucketKey = `rl:{${orgId}}:${bucket}`;
+    try {
+      const decisions = [];
+      for (let index = 0; index < 4; index += 1) decisions.push(await buckets.take(bucket, capacity, ratePerMs, usage));
+
+      expect(decisions.map((decision) => [decision.allowed, decision.remaining, decision.counted])).toEqual([
+        [true, 2, true],
+        [true, 1, true],
+        [true, 0, true],
+        [false, 0, true],
+      ]);
+      // Every request is counted, the refused one too, as the API usage of the day.
+      expect(await redis.get(usage.key)).toBe('4');
+      const ttl = await redis.ttl(usage.key);
+      expect(ttl).toBeGreaterThan(3600 - 60);
+      expect(ttl).toBeLessThanOrEqual(3600);
+      expect(await redis.exists(bucketKey)).toBe(1);
+      expect(hashTagOf(bucketKey)).toBe(hashTagOf(usage.key));
+    } finally {
+      await redis.del(usage.key, bucketKey);
+    }
+  });
+
+  it('keeps a bucket decided without a count in a slot of its own, and counts nothing', async () => {
+    const bucket = `auth:ip:${randomUUID()}`;
+    const bucketKey = `rl:{${bucket}}`;
+    try {
+      expect(await buckets.take(bucket, capacity, ratePerMs)).toMatchObject({
+        allowed: true,
+        remaining: 2,
+        counted: false,
+      });
+      expect(await redis.exists(bucketKey)).toBe(1);
+    } finally {
+      await redis.del(bucketKey);
+    }
+  });
+});
+
+describe('hashTagOf', () => {
+  it('is what Redis Cluster hashes: the first non-empty {…}, else the whole key', () => {
+    expect(hashTagOf('usage:api:{org-1}:2026-11-27')).toBe('org-1');
+    expect(hashTagOf('rl:{org-1}:users.read:token:t')).toBe('org-1');
+    expect(hashTagOf('a{b}{c}')).toBe('b');
+    expect(hashTagOf('a{}{c}')).toBe('a{}{c}');
+    expect(hashTagOf('plain')).toBe('plain');
+    expect(hashTagOf('open{only')).toBe('open{only');
+  });
+});
