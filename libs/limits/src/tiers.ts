@@ -49,5 +49,17 @@ export const RATE_LIMIT_NOTICE =
  * The Redis key counting an org's API requests on one UTC day: the gateways increment it, the
  * platform reads it for the "API requests" quota.
  */
-export const apiUsageKey = (orgId: string, epochMs: number) =>
-  `usage:api:{${orgId}}:${new Date(epochMs).toISOString().slice(0, 10)}`;
+export const apiUsageKey = (orgId: string, epochMs: number) => `usage:api:{${orgId}}:${utcDate(epochMs)}`;
+
+const DAY_MS = 86_400_000;
+/** The UTC day utcDate answered last (a gateway asks for it on every authenticated request). */
+let lastDay = { start: 0, end: 0, date: '' };
+
+/** `YYYY-MM-DD` of the UTC day `epochMs` falls in. */
+export function utcDate(epochMs: number): string {
+  if (epochMs < lastDay.start || epochMs >= lastDay.end) {
+    const start = Math.floor(epochMs / DAY_MS) * DAY_MS;
+    lastDay = { start, end: start + DAY_MS, date: new Date(start).toISOString().slice(0, 10) };
+  }
+  return lastDay.date;
+}

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 
-import { createLogger } from './logger';
+import pino from 'pino';
+
+import { createLogger, lineTime } from './logger';
 
 /** The JSON lines a logger writes. */
 function capture() {
@@ -34,5 +36,32 @@ describe('createLogger', () => {
       request: { username: 'ada@example.test' },
       req: { headers: { 'user-agent': 'jest' } },
     });
+  });
+});
+
+describe('lineTime', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it("writes pino's isoTime field, formatted anew as soon as the millisecond changes", () => {
+    const now = jest.spyOn(Date, 'now');
+    for (const at of [
+      Date.UTC(2026, 10, 27, 6, 43, 9, 38),
+      Date.UTC(2026, 10, 27, 6, 43, 9, 38),
+      Date.UTC(2026, 10, 27, 6, 43, 9, 39),
+    ]) {
+      now.mockReturnValue(at);
+      expect(lineTime()).toBe(pino.stdTimeFunctions.isoTime());
+    }
+    expect(lineTime()).toBe(',"time":"2026-11-27T06:43:09.039Z"');
+  });
+
+  it('stamps every line with the time it was written', () => {
+    const { lines, logger } = capture();
+    const before = Date.now();
+    logger.info('one');
+    const after = Date.now();
+    const time = Date.parse(String(lines[0].time));
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(after);
   });
 });

@@ -32,12 +32,25 @@ export const REDACTED_PATHS = [
   'req.headers["x-device-token"]',
 ];
 
+/** The millisecond lineTime wrote last, and what it wrote. */
+let lastTime = { at: Number.NaN, field: '' };
+
+/**
+ * pino's `isoTime` field (`,"time":"2026-11-27T06:43:09.038Z"`), formatted once a millisecond: a busy
+ * gateway writes several access-log lines within one, and the formatting was 1.3 % of its time.
+ */
+export function lineTime(): string {
+  const at = Date.now();
+  if (at !== lastTime.at) lastTime = { at, field: `,"time":"${new Date(at).toISOString()}"` };
+  return lastTime.field;
+}
+
 /** How every log line looks: JSON, `level`, `time`, `service`, the fields, `message`. */
 export const lineFormat = (service: string, level: LevelWithSilent) => ({
   level,
   base: { service },
   messageKey: 'message',
-  timestamp: pino.stdTimeFunctions.isoTime,
+  timestamp: lineTime,
   formatters: { level: (label: string) => ({ level: label }) },
 });
 

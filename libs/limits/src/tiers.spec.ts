@@ -1,0 +1,23 @@
+import { apiUsageKey, utcDate } from './tiers';
+
+describe('utcDate', () => {
+  it('is the UTC day of the instant, to its last millisecond, whichever day was asked before', () => {
+    const midnight = Date.UTC(2026, 10, 27);
+    expect(utcDate(midnight - 1)).toBe('2026-11-26');
+    expect(utcDate(midnight)).toBe('2026-11-27');
+    expect(utcDate(midnight - 1)).toBe('2026-11-26');
+    expect(utcDate(midnight + 86_400_000 - 1)).toBe('2026-11-27');
+    expect(utcDate(midnight + 86_400_000)).toBe('2026-11-28');
+    expect(utcDate(-1)).toBe('1969-12-31');
+    for (let at = midnight - 3 * 3_600_000; at < midnight + 3 * 3_600_000; at += 1_234_567) {
+      expect(utcDate(at)).toBe(new Date(at).toISOString().slice(0, 10));
+    }
+  });
+});
+
+describe('apiUsageKey', () => {
+  it("names an org's counter of one UTC day, the org id as its Redis Cluster hash tag", () => {
+    expect(apiUsageKey('org-1', Date.UTC(2026, 10, 27, 23, 59))).toBe('usage:api:{org-1}:2026-11-27');
+    expect(apiUsageKey('org-1', Date.UTC(2026, 10, 28))).toBe('usage:api:{org-1}:2026-11-28');
+  });
+});
