@@ -1,18 +1,27 @@
 import { apiUsageKey } from '@acct/limits';
 import Redis from 'ioredis';
 
-import { UsageCount } from './token-buckets';
-
 /** Kept three days, so yesterday's count is still there to read after midnight. */
 const RETENTION_SECONDS = 3 * 24 * 3600;
 
+/** A counter to increment for a request: the org's daily API requests. */
+export interface UsageCount {
+  key: string;
+  retentionSeconds: number;
+}
+
 /**
- * One command and one reply per request (a MULTI of INCR and EXPIRE was four of each): the day's
- * counter is incremented and given its expiry when this increment created it.
+ * How a script counts a request (Lua): the counter `key` is incremented, into `count`, and given its
+ * expiry of `retentionSeconds` when this increment created it. Used alone (COUNT_LUA) and inside the
+ * bucket script (token-buckets.ts).
  */
-const COUNT_LUA = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+export const countRequestLua = (key: string, retentionSeconds: string) => `
+local count = redis.call('INCR', ${key})
+if count == 1 then redis.call('EXPIRE', ${key}, ${retentionSeconds}) end
+`;
+
+/** One command and one reply per request (a MULTI of INCR and EXPIRE was four of each). */
+const COUNT_LUA = `${countRequestLua('KEYS[1]', 'ARGV[1]')}
 return count
 `;
 
@@ -37,6 +46,7 @@ export class ApiUsageCounter {
 
   /** Best effort: a request is never failed or delayed because it could not be counted. */
   count(orgId: string, now = Date.now()): void {
-    this.countRequest(apiUsageKey(orgId, now), String(RETENTION_SECONDS)).catch(() => undefined);
+    const { key, retentionSeconds } = this.usageOf(orgId, now);
+    this.countRequest(key, String(retentionSeconds)).catch(() => undefined);
   }
 }

@@ -1,7 +1,8 @@
 import { STANDARD_TIERS } from '@acct/limits';
 
+import { UsageCount } from './api-usage';
 import { RateLimiter } from './rate-limiter';
-import { InProcessTokenBuckets, TokenBuckets, UsageCount } from './token-buckets';
+import { InProcessTokenBuckets, TokenBuckets } from './token-buckets';
 
 const tier = (group: string) => STANDARD_TIERS.find((candidate) => candidate.group === group)!;
 

@@ -2,7 +2,8 @@ import { bucketCapacity, RateLimitGroup, RateLimitTier } from '@acct/limits';
 import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
 
-import { CountedDecision, InProcessTokenBuckets, TokenBuckets, UsageCount } from './token-buckets';
+import { UsageCount } from './api-usage';
+import { CountedDecision, InProcessTokenBuckets, TokenBuckets } from './token-buckets';
 
 export interface RateLimitDecision extends CountedDecision {
   capacity: number;

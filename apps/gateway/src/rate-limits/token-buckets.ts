@@ -1,6 +1,8 @@
 import { BucketDecision, BucketState, takeToken } from '@acct/limits';
 import Redis from 'ioredis';
 
+import { countRequestLua, UsageCount } from './api-usage';
+
 /**
  * One atomic decision per request, in one round trip: refill by the time elapsed on the Redis
  * server's clock (so every gateway instance agrees), take a token if there is one, and let an idle
@@ -36,17 +38,10 @@ if tokens < 1 then
   untilToken = math.ceil((1 - tokens) / rate)
 end
 if #KEYS > 1 then
-  local count = redis.call('INCR', KEYS[2])
-  if count == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+${countRequestLua('KEYS[2]', 'ARGV[3]')}
 end
 return { allowed, math.floor(tokens), untilFull, untilToken, now }
 `;
-
-/** A counter to increment with the decision: the org's daily API requests (api-usage.ts). */
-export interface UsageCount {
-  key: string;
-  retentionSeconds: number;
-}
 
 /** A decision, and whether `count` was incremented with it. */
 export type CountedDecision = BucketDecision & { counted: boolean };
