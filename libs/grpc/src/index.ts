@@ -9,7 +9,7 @@ export * from './health-client';
 export * from './jwks-source';
 export * from './proto';
 export * from './raw-client';
-export * from './request-context.interceptor';
+export * from './request-context.server';
 export * from './rpc-exception.filter';
 export * from './service-core.module';
 export * from './services';

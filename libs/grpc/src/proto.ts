@@ -2,10 +2,11 @@ import path from 'node:path';
 
 import type { Server } from '@grpc/grpc-js';
 import { loadSync, PackageDefinition } from '@grpc/proto-loader';
-import { GrpcOptions, Transport } from '@nestjs/microservices';
+import { CustomStrategy, GrpcOptions, Transport } from '@nestjs/microservices';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 
 import { addReflection, GrpcHealth, servicesOf } from './grpc-operations';
+import { requestContextGrpcServer } from './request-context.server';
 import { grpcChannelTarget } from './target';
 
 /** How every process loads `.proto` files: camelCase fields, int64 as numbers, enums as names. */
@@ -61,15 +62,15 @@ function packageOptions(settings: GrpcServerSettings) {
 
 /**
  * A gRPC server for the service's package, with server reflection and, given `health`, the standard
- * `grpc.health.v1.Health` (see GrpcHealth); `channelOptions` go to the grpc-js server.
+ * `grpc.health.v1.Health` (see GrpcHealth); `channelOptions` go to the grpc-js server. Every call is
+ * handled in its request context (`requestContextGrpcServer`): the request id of its logs.
  */
 export function grpcServerOptions(
   settings: GrpcServerSettings,
   operations: { health?: GrpcHealth; channelOptions?: Record<string, unknown> } = {},
-): GrpcOptions {
+): CustomStrategy {
   return {
-    transport: Transport.GRPC,
-    options: {
+    strategy: requestContextGrpcServer({
       ...packageOptions(settings),
       gracefulShutdown: true,
       channelOptions: { ...GRPC_CHANNEL_OPTIONS, ...operations.channelOptions },
@@ -81,7 +82,7 @@ export function grpcServerOptions(
           addReflection(server, definition);
         }
       },
-    },
+    }),
   };
 }
 

@@ -1,10 +1,9 @@
 import { OpsModule, OpsModuleOptions } from '@acct/observability';
 import { RevocationModule, RevocationsReadiness } from '@acct/revocation';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 
 import { ACCESS_TOKEN_VERIFIER, CallerGuard } from './caller.guard';
-import { GrpcRequestContextInterceptor } from './request-context.interceptor';
 import { DomainErrorRpcFilter } from './rpc-exception.filter';
 
 export interface ServiceCoreOptions extends OpsModuleOptions {
@@ -20,7 +19,7 @@ export interface ServiceCoreOptions extends OpsModuleOptions {
 
 /**
  * What every backend service has: its config everywhere, the ops port with its readiness checks (which
- * `grpc.health.v1` answers from, see GrpcHealth), request ids in logs, DomainErrors mapped to gRPC
+ * `grpc.health.v1` answers from, see GrpcHealth), DomainErrors mapped to gRPC
  * statuses, and the token revocations (`Revocations`, not ready until read from Redis) for its verifier.
  */
 @Global()
@@ -48,7 +47,6 @@ export class ServiceCoreModule {
         verifier,
         { provide: APP_FILTER, useClass: DomainErrorRpcFilter },
         { provide: APP_GUARD, useClass: CallerGuard },
-        { provide: APP_INTERCEPTOR, useClass: GrpcRequestContextInterceptor },
       ],
       exports: [configProvider, ACCESS_TOKEN_VERIFIER, OpsModule],
     };
