@@ -4,7 +4,7 @@
 // nothing else: no NestJS, no Prisma, no validation, no logging, no metrics, no authentication. What a
 // scenario costs above its floor is the service's own code; what the floor costs is the architecture.
 // Two processes:
-//   node bench/floors.mjs grpc <port>             the service: grpc-js, pg, jose (FLOOR_DATABASE_URL)
+//   node bench/floors.mjs grpc <port>             the service: grpc-js, pg, fast-jwt (FLOOR_DATABASE_URL)
 //   node bench/floors.mjs http <port> <grpcPort>  the gateway: Fastify, the gateway's own token buckets
 //                                                 (FLOOR_TOKEN_BUCKETS, REDIS_URL), one grpc-js channel
 // Routes of the http side, one per scenario (see bench/README.md, "The floors"):
@@ -22,7 +22,7 @@ import { credentials, loadPackageDefinition, Server, ServerCredentials } from '@
 import { loadSync } from '@grpc/proto-loader';
 import Fastify from 'fastify';
 import Redis from 'ioredis';
-import { SignJWT } from 'jose';
+import { createSigner } from 'fast-jwt';
 import pg from 'pg';
 
 const [mode, portArgument, grpcPortArgument] = process.argv.slice(2);
@@ -61,16 +61,27 @@ async function service() {
   const refreshHashes = (await pool.query('SELECT token_hash FROM refresh_tokens')).rows.map((row) => row.token_hash);
   const pick = (list) => list[Math.floor(Math.random() * list.length)];
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const sign = (subject) =>
-    new SignJWT({ scope: 'users:read system:read', org_id: randomUUID(), client_id: 'floor' })
-      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'floor' })
-      .setIssuer('http://127.0.0.1')
-      .setSubject(subject)
-      .setAudience('account-platform')
-      .setIssuedAt()
-      .setExpirationTime('2h')
-      .setJti(randomUUID())
-      .sign(privateKey);
+  // Signed as auth signs (apps/auth/src/keys/signing-key.service.ts): fast-jwt, on the calling thread.
+  const signer = createSigner({
+    key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    algorithm: 'ES256',
+    kid: 'floor',
+    header: { alg: 'ES256', typ: 'at+jwt' },
+  });
+  const sign = (subject) => {
+    const now = Math.floor(Date.now() / 1000);
+    return signer({
+      iss: 'http://127.0.0.1',
+      sub: subject,
+      aud: 'account-platform',
+      iat: now,
+      exp: now + 7200,
+      jti: randomUUID(),
+      scope: 'users:read system:read',
+      org_id: randomUUID(),
+      client_id: 'floor',
+    });
+  };
 
   const handlers = {
     async 'users-read'() {
@@ -83,7 +94,7 @@ async function service() {
     },
     // The client is cached and the login audit written by group commit in the service: no statement here.
     async 'token-client-credentials'() {
-      return JSON.stringify({ access_token: await sign('floor'), token_type: 'Bearer', expires_in: 7200 });
+      return JSON.stringify({ access_token: sign('floor'), token_type: 'Bearer', expires_in: 7200 });
     },
     // Mark the presented token used and store its successor in the same family: one statement.
     async 'token-refresh'() {
@@ -94,7 +105,7 @@ async function service() {
                INSERT INTO refresh_tokens (id, token_hash, family_id) SELECT $2, $3, family_id FROM used`,
         values: [pick(refreshHashes), randomUUID(), createHash('sha256').update(next).digest()],
       });
-      const accessToken = await sign(randomUUID());
+      const accessToken = sign(randomUUID());
       return JSON.stringify({ access_token: accessToken, refresh_token: next.toString('base64url') });
     },
   };

@@ -154,7 +154,7 @@ export type Layer = (typeof LAYERS)[number];
 /** What each layer holds, for the report's legend. */
 export const LAYER_LEGEND: Record<Layer, string> = {
   framework: 'NestJS, Fastify and their helpers (find-my-way, avvio, rxjs, reflect-metadata, ajv, fast-json-stringify)',
-  JWT: 'jose: signing and verifying tokens',
+  JWT: 'jose and fast-jwt: signing and verifying tokens',
   Redis: 'ioredis and its parser',
   gRPC: '@grpc/grpc-js, proto-loader, protobufjs',
   'Prisma/pg': "Prisma's client and query compiler (WebAssembly), @prisma/adapter-pg, pg",
@@ -179,7 +179,7 @@ const PACKAGE_LAYERS: Array<[RegExp, Layer]> = [
     /^(@nestjs\/|@fastify\/|fastify$|fastify-plugin$|find-my-way$|avvio$|light-my-request$|fast-json-stringify$|fast-querystring$|fast-uri$|fast-decode-uri-component$|fast-content-type-parse$|secure-json-parse$|safe-regex2$|ret$|toad-cache$|rfdc$|process-warning$|abstract-logging$|reflect-metadata$|rxjs$|tslib$|iterare$|path-to-regexp$|ajv|json-schema-ref-resolver$|content-disposition$|mime|@lukeed\/|proxy-addr$|forwarded$|ipaddr\.js$|semver$|passport)/,
     'framework',
   ],
-  [/^jose$/, 'JWT'],
+  [/^(jose|fast-jwt|ecdsa-sig-formatter|asn1\.js|bn\.js|mnemonist|obliterator)$/, 'JWT'],
   [/^(ioredis$|@ioredis\/|redis-parser$|redis-errors$|cluster-key-slot$|denque$|standard-as-callback$)/, 'Redis'],
   [/^(@grpc\/|protobufjs$|@protobufjs\/|long$|grpc-health-check$|lodash\.camelcase$)/, 'gRPC'],
   [/^(@prisma\/|\.prisma$|prisma$|pg$|pg-|postgres-|pgpass$|split2$)/, 'Prisma/pg'],

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { ACCESS_TOKEN_TYPE, AccessTokenClaims, SIGNING_ALGORITHM } from '@acct/access-token';
+import { AccessTokenClaims } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { Inject, Injectable } from '@nestjs/common';
-import { SignJWT } from 'jose';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { SigningKeyService } from './signing-key.service';
@@ -46,10 +45,16 @@ export class AccessTokenIssuer {
   ) {}
 
   async issue(subject: AccessTokenSubject, ttlSeconds = this.config.ACCESS_TOKEN_TTL_SECONDS) {
-    const { kid, privateKey } = await this.keys.currentSigner();
+    const signer = await this.keys.currentSigner();
     const issuedAt = Math.floor(this.clock.now() / 1000);
     const scope = subject.scopes.join(' ');
-    const claims: Omit<AccessTokenClaims, 'sub' | 'iss' | 'aud' | 'exp' | 'iat' | 'jti'> = {
+    const claims: AccessTokenClaims = {
+      iss: this.config.TOKEN_ISSUER,
+      sub: subject.subject,
+      aud: this.config.TOKEN_AUDIENCE,
+      iat: issuedAt,
+      exp: issuedAt + ttlSeconds,
+      jti: subject.jti ?? randomUUID(),
       scope,
       org_id: subject.orgId,
       client_id: subject.clientId,
@@ -57,15 +62,7 @@ export class AccessTokenIssuer {
       kind: subject.kind,
       ...(subject.sessionId ? { sid: subject.sessionId } : {}),
     };
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid })
-      .setIssuer(this.config.TOKEN_ISSUER)
-      .setSubject(subject.subject)
-      .setAudience(this.config.TOKEN_AUDIENCE)
-      .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + ttlSeconds)
-      .setJti(subject.jti ?? randomUUID())
-      .sign(privateKey);
+    const token = signer.sign(claims);
     return {
       token,
       expiresIn: ttlSeconds,

@@ -1,6 +1,6 @@
 import { AccessTokenVerifier } from '@acct/access-token';
 import { FakeClock } from '@acct/clock';
-import { compactVerify, importJWK, SignJWT } from 'jose';
+import { compactVerify, importJWK } from 'jose';
 
 import { AuthConfig, loadAuthConfig } from '../config';
 import { PrismaService } from '../prisma/prisma.service';
@@ -21,11 +21,8 @@ describe('SigningKeyService (real Postgres)', () => {
     return new SigningKeyService(new SigningKeyRepository(prisma), clock, config);
   };
   const signWith = async (keys: SigningKeyService) => {
-    const { kid, privateKey } = await keys.currentSigner();
-    return new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', kid })
-      .sign(privateKey)
-      .then((token) => ({ kid, token }));
+    const signer = await keys.currentSigner();
+    return { kid: signer.kid, token: signer.sign({ sub: 's' }) };
   };
   const verifies = async (keys: SigningKeyService, token: string) => {
     const kid = (JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()) as { kid: string }).kid;
@@ -149,16 +146,18 @@ describe('SigningKeyService (real Postgres)', () => {
       fetchKeys: async () => ({ keys: await keys.publishedKeys() }),
     });
     const token = async () => {
-      const { kid, privateKey } = await keys.currentSigner();
-      return new SignJWT({ scope: 'users:read', org_id: 'o', client_id: 'c' })
-        .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
-        .setIssuer('issuer')
-        .setAudience('audience')
-        .setSubject('s')
-        .setIssuedAt()
-        .setJti('j')
-        .setExpirationTime('2h')
-        .sign(privateKey);
+      const now = Math.floor(Date.now() / 1000);
+      return (await keys.currentSigner()).sign({
+        iss: 'issuer',
+        aud: 'audience',
+        sub: 's',
+        iat: now,
+        exp: now + 7200,
+        jti: 'j',
+        scope: 'users:read',
+        org_id: 'o',
+        client_id: 'c',
+      });
     };
     const old = await token();
     await expect(verifier.verify(old)).resolves.toMatchObject({ subject: 's' });

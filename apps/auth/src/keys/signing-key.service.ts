@@ -1,9 +1,10 @@
-import { SIGNING_ALGORITHM } from '@acct/access-token';
+import { ACCESS_TOKEN_TYPE, SIGNING_ALGORITHM } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { ReadinessCheck } from '@acct/observability';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, JWK, KeyLike } from 'jose';
+import { createSigner } from 'fast-jwt';
+import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, JWK } from 'jose';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { KeyEncryption } from './key-encryption';
@@ -25,9 +26,10 @@ export interface PublishedKey {
   y: string;
 }
 
+/** The active key, named by `kid`: signs an access token (`typ: at+jwt`) of the given claims, synchronously. */
 export interface Signer {
   kid: string;
-  privateKey: KeyLike;
+  sign(claims: Record<string, unknown>): string;
 }
 
 /**
@@ -42,7 +44,7 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
   private readonly encryption: KeyEncryption;
   private signer?: Signer;
   private published: PublishedKey[] = [];
-  private readonly privateKeys = new Map<string, KeyLike>();
+  private readonly signers = new Map<string, Signer>();
   private loadedAt = 0;
   private loading?: Promise<void>;
   private timer?: NodeJS.Timeout;
@@ -118,9 +120,9 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
     }
     const active = keys.find((key) => key.retiredAt === null);
     if (!active) throw new Error('no active signing key');
-    this.signer = { kid: active.kid, privateKey: await this.privateKeyOf(active) };
+    this.signer = this.signerOf(active);
     this.published = keys.map((key) => publish(key.publicJwk, key.kid));
-    for (const kid of this.privateKeys.keys()) if (kid !== active.kid) this.privateKeys.delete(kid);
+    for (const kid of this.signers.keys()) if (kid !== active.kid) this.signers.delete(kid);
     this.loadedAt = Date.now();
   }
 
@@ -129,13 +131,24 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
     return new Date(this.clock.now() - this.config.ACCESS_TOKEN_TTL_SECONDS * 1000 - RETIRED_KEY_MARGIN_MS);
   }
 
-  private async privateKeyOf(key: StoredSigningKey): Promise<KeyLike> {
-    let privateKey = this.privateKeys.get(key.kid);
-    if (!privateKey) {
-      privateKey = await importPKCS8(this.encryption.decrypt(key.encryptedPrivateKey, key.kid), SIGNING_ALGORITHM);
-      this.privateKeys.set(key.kid, privateKey);
+  /**
+   * fast-jwt signs with node:crypto on the calling thread. jose (which makes the keys and verifies)
+   * signs through libuv's thread pool, and that hop cost auth as much CPU as the ES256 signature itself
+   * (bench/README.md). The claims are given in full (`iat` and `exp` too): fast-jwt adds none of its own.
+   */
+  private signerOf(key: StoredSigningKey): Signer {
+    let signer = this.signers.get(key.kid);
+    if (!signer) {
+      const sign = createSigner({
+        key: this.encryption.decrypt(key.encryptedPrivateKey, key.kid),
+        algorithm: SIGNING_ALGORITHM,
+        kid: key.kid,
+        header: { alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE },
+      });
+      signer = { kid: key.kid, sign: (claims) => sign(claims) };
+      this.signers.set(key.kid, signer);
     }
-    return privateKey;
+    return signer;
   }
 
   private async generate(): Promise<NewSigningKey> {
