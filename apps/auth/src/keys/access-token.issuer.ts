@@ -27,6 +27,9 @@ export interface AccessTokenSubject {
 
 export interface IssuedAccessToken {
   token: string;
+  /** Whom it speaks for: its `sub` and `org_id`. */
+  subject: string;
+  orgId: string;
   /** Seconds. */
   expiresIn: number;
   /** Milliseconds since the epoch. */
@@ -65,6 +68,8 @@ export class AccessTokenIssuer {
     const token = signer.sign(claims);
     return {
       token,
+      subject: subject.subject,
+      orgId: subject.orgId,
       expiresIn: ttlSeconds,
       expiresAt: (issuedAt + ttlSeconds) * 1000,
       scope,

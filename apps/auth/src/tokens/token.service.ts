@@ -1,6 +1,5 @@
 import { DomainError, hasControlCharacter } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
-import { decodeJwt } from 'jose';
 
 import { attributionOf } from '../audit/login-attribution';
 import { LoginAudit } from '../audit/login-audit';
@@ -8,7 +7,7 @@ import { AuthMetrics } from '../metrics/auth-metrics';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { AuthorizationCodeGrant } from './grants/authorization-code.grant';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant';
-import { Grant, TokenRequest, TokenSet } from './grants/grant';
+import { Grant, Issued, TokenRequest, TokenSet } from './grants/grant';
 import { PasswordGrant } from './grants/password.grant';
 import { RefreshTokenGrant } from './grants/refresh-token.grant';
 
@@ -31,15 +30,13 @@ export class TokenService {
   }
 
   /** Issues a token set; every request, granted or refused, is recorded in the login audit and the metrics. */
-  issue(request: TokenRequest): Promise<TokenSet> {
-    return this.recorded(
+  async issue(request: TokenRequest): Promise<TokenSet> {
+    const { tokens } = await this.recorded(
       request,
       () => this.dispatch(request),
-      (issued) => {
-        const claims = decodeJwt(issued.accessToken);
-        return { subject: claims.sub, orgId: typeof claims.org_id === 'string' ? claims.org_id : undefined };
-      },
+      ({ subject, orgId }) => ({ subject, orgId }),
     );
+    return tokens;
   }
 
   /**
@@ -69,7 +66,7 @@ export class TokenService {
     return result;
   }
 
-  private dispatch(request: TokenRequest): Promise<TokenSet> {
+  private dispatch(request: TokenRequest): Promise<Issued> {
     refuseControlCharacters(request);
     if (!request.grantType) throw OAuthErrors.invalidRequest('The grant_type parameter is required.');
     const grant = this.grants.get(request.grantType);

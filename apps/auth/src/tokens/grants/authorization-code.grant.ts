@@ -4,7 +4,7 @@ import { AuthorizationCodes } from '../../authorization-codes/authorization-code
 import { AUTHORIZATION_CODE, ClientService, REFRESH_TOKEN } from '../../clients/client.service';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
-import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
+import { Grant, Issued, issued, required, TokenRequest } from './grant';
 
 /**
  * `grant_type=authorization_code` (contract §6, RFC 6749 §4.1.3 with RFC 7636 PKCE): a public client
@@ -23,7 +23,7 @@ export class AuthorizationCodeGrant implements Grant {
     private readonly accessTokens: AccessTokenIssuer,
   ) {}
 
-  async issue(request: TokenRequest): Promise<TokenSet> {
+  async issue(request: TokenRequest): Promise<Issued> {
     const clientId = required(request, 'clientId', 'client_id');
     const code = required(request, 'code', 'code');
     const redirectUri = required(request, 'redirectUri', 'redirect_uri');
@@ -50,6 +50,6 @@ export class AuthorizationCodeGrant implements Grant {
       ? await this.refreshTokens.issue(grant, redemption.familyId, origin)
       : '';
     await this.codes.confirm(redemption);
-    return tokenSet(access, refreshToken);
+    return issued(access, refreshToken);
   }
 }

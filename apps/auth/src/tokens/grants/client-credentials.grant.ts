@@ -6,7 +6,7 @@ import { AUTH_CONFIG, AuthConfig } from '../../config';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { OAuthErrors } from '../../oauth/oauth-errors';
 import { grantScopes } from '../../oauth/scope';
-import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
+import { Grant, Issued, issued, required, TokenRequest } from './grant';
 
 /**
  * `grant_type=client_credentials` (contract §4): a confidential client acting for itself in its org,
@@ -25,12 +25,12 @@ export class ClientCredentialsGrant implements Grant {
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
-  async issue(request: TokenRequest): Promise<TokenSet> {
+  async issue(request: TokenRequest): Promise<Issued> {
     const clientId = required(request, 'clientId', 'client_id');
     const clientSecret = required(request, 'clientSecret', 'client_secret');
     if (this.gateway.isGatewayClient(clientId)) {
       if (!this.gateway.isGatewaySecret(clientSecret)) throw OAuthErrors.invalidClient();
-      return tokenSet(await this.accessTokens.issue(GATEWAY_SUBJECT, this.config.SERVICE_TOKEN_TTL_SECONDS));
+      return issued(await this.accessTokens.issue(GATEWAY_SUBJECT, this.config.SERVICE_TOKEN_TTL_SECONDS));
     }
     const client = await this.clients.authenticate(clientId, clientSecret);
     if (!client) throw OAuthErrors.invalidClient();
@@ -44,6 +44,6 @@ export class ClientCredentialsGrant implements Grant {
       scopes: grantScopes(request.scope, client.scopes),
       roles: client.roles,
     });
-    return tokenSet(access);
+    return issued(access);
   }
 }

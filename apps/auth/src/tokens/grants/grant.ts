@@ -35,19 +35,30 @@ export interface TokenSet {
   deviceToken: string;
 }
 
+/** What a grant issued: the token set, and whom its access token speaks for (for the login audit). */
+export interface Issued {
+  tokens: TokenSet;
+  subject: string;
+  orgId: string;
+}
+
 /** One OAuth grant type. */
 export interface Grant {
   readonly grantType: string;
-  issue(request: TokenRequest): Promise<TokenSet>;
+  issue(request: TokenRequest): Promise<Issued>;
 }
 
-export const tokenSet = (access: IssuedAccessToken, refreshToken = '', deviceToken = ''): TokenSet => ({
-  accessToken: access.token,
-  refreshToken,
-  tokenType: 'Bearer',
-  expiresIn: access.expiresIn,
-  scope: access.scope,
-  deviceToken,
+export const issued = (access: IssuedAccessToken, refreshToken = '', deviceToken = ''): Issued => ({
+  tokens: {
+    accessToken: access.token,
+    refreshToken,
+    tokenType: 'Bearer',
+    expiresIn: access.expiresIn,
+    scope: access.scope,
+    deviceToken,
+  },
+  subject: access.subject,
+  orgId: access.orgId,
 });
 
 /** The value of a parameter the grant cannot do without. */

@@ -9,7 +9,7 @@ import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { attemptOf, PasswordLogin } from '../../login/password-login';
 import { grantScopes } from '../../oauth/scope';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
-import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
+import { Grant, Issued, issued, required, TokenRequest } from './grant';
 
 export { PASSWORD };
 
@@ -30,7 +30,7 @@ export class PasswordGrant implements Grant {
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
-  async issue(request: TokenRequest): Promise<TokenSet> {
+  async issue(request: TokenRequest): Promise<Issued> {
     const username = required(request, 'username', 'username').trim().toLowerCase();
     const password = required(request, 'password', 'password');
     const client = await this.client(request);
@@ -44,7 +44,7 @@ export class PasswordGrant implements Grant {
     const origin = { ip: request.clientIp, deviceId: request.deviceId, userAgent: request.userAgent };
     const refreshToken = await this.refreshTokens.issue(grant, sessionId, origin);
     const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant, sessionId });
-    return tokenSet(access, refreshToken, deviceToken);
+    return issued(access, refreshToken, deviceToken);
   }
 
   /**

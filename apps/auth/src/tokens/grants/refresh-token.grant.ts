@@ -4,7 +4,7 @@ import { ClientService, REFRESH_TOKEN } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
-import { Grant, required, TokenRequest, TokenSet, tokenSet } from './grant';
+import { Grant, Issued, issued, required, TokenRequest } from './grant';
 
 /**
  * `grant_type=refresh_token` (contract §4): a new access token and a new refresh token of the same
@@ -23,7 +23,7 @@ export class RefreshTokenGrant implements Grant {
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
-  async issue(request: TokenRequest): Promise<TokenSet> {
+  async issue(request: TokenRequest): Promise<Issued> {
     const refreshToken = required(request, 'refreshToken', 'refresh_token');
     const clientId = request.clientId || this.config.DEFAULT_PUBLIC_CLIENT_ID;
     if (clientId !== this.config.DEFAULT_PUBLIC_CLIENT_ID) {
@@ -48,6 +48,6 @@ export class RefreshTokenGrant implements Grant {
       roles: grant.roles,
       sessionId: familyId,
     });
-    return tokenSet(access, next);
+    return issued(access, next);
   }
 }
