@@ -28,12 +28,18 @@ const detailsOf = (value: Prisma.JsonValue | null): AdminAuditDetails | null =>
 export class AdminAuditRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Adds the entry; an entry with the same id is kept as it was (a redelivered event). */
+  /**
+   * Adds the entry; an entry with the same id is kept as it was (a redelivered event). Raw, not
+   * Prisma's `createMany({ skipDuplicates })`, which Prisma compiles anew on every call (no cached plan
+   * for createMany), and every user identity creates or changes is one entry.
+   */
   async add(record: AdminAuditRecord): Promise<void> {
-    await this.prisma.adminAuditEntry.createMany({
-      data: [{ ...record, details: record.details ?? Prisma.DbNull }],
-      skipDuplicates: true,
-    });
+    const details = record.details === null ? null : JSON.stringify(record.details);
+    await this.prisma.$executeRaw`
+      INSERT INTO admin_audit (id, at, org_id, actor_id, action, target_type, target_id, request_id, details)
+      VALUES (${record.id}::uuid, ${record.at}, ${record.orgId}, ${record.actorId}, ${record.action},
+        ${record.targetType}, ${record.targetId}, ${record.requestId}, ${details}::jsonb)
+      ON CONFLICT DO NOTHING`;
   }
 
   /** An org's entries, newest first, after `position` when given; `limit` rows at most. */

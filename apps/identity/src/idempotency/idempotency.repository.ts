@@ -30,25 +30,19 @@ export interface NewClaim {
 export class IdempotencyRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** INSERT … ON CONFLICT DO NOTHING: true when this call now holds the key. */
+  /**
+   * INSERT … ON CONFLICT DO NOTHING: true when this call now holds the key. Raw, not Prisma's
+   * `createMany({ skipDuplicates })`: Prisma caches no query plan for createMany and compiled this one
+   * on every user creation (WebAssembly, half of identity's time in Prisma on `users-create`).
+   */
   async insertClaim({ scope, key }: KeyRef, claim: NewClaim): Promise<boolean> {
-    const { count } = await this.prisma.idempotencyKey.createMany({
-      data: [
-        {
-          orgId: scope.orgId,
-          subject: scope.subject,
-          key,
-          fingerprint: claim.fingerprint,
-          state: 'in_progress',
-          claimToken: claim.claimToken,
-          createdAt: claim.now,
-          lockedUntil: claim.lockedUntil,
-          expiresAt: claim.expiresAt,
-        },
-      ],
-      skipDuplicates: true,
-    });
-    return count === 1;
+    const inserted = await this.prisma.$executeRaw`
+      INSERT INTO idempotency_keys
+        (org_id, subject, key, fingerprint, state, claim_token, created_at, locked_until, expires_at)
+      VALUES (${scope.orgId}, ${scope.subject}, ${key}, ${claim.fingerprint}, 'in_progress',
+        ${claim.claimToken}::uuid, ${claim.now}, ${claim.lockedUntil}, ${claim.expiresAt})
+      ON CONFLICT DO NOTHING`;
+    return inserted === 1;
   }
 
   async find({ scope, key }: KeyRef): Promise<StoredKey | null> {
