@@ -68,19 +68,26 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
     this.wake?.();
   }
 
+  /**
+   * Publishes while there is a full batch; otherwise waits IDLE_MS (or the back-off) or until nudged.
+   * A nudge means events were just committed: it publishes at once. A wait that ran out first looks
+   * whether anything is pending (one read), and only then opens the locking transaction: an idle
+   * relay costs one read per IDLE_MS, not a transaction.
+   */
   private async run() {
     let backoff = 0;
+    let nudged = true;
     while (!this.stopped) {
       let sent = 0;
       try {
-        sent = await this.publishBatch();
+        if (nudged || (await this.outbox.hasPending())) sent = await this.publishBatch();
         if (backoff > 0) this.logger.log('publishing again');
         backoff = 0;
       } catch (error) {
         if (backoff === 0) this.logger.warn(`cannot publish: ${(error as Error).message}; retrying with back-off`);
         backoff = Math.min(MAX_BACKOFF_MS, backoff ? backoff * 2 : 250);
       }
-      if (sent < BATCH || backoff > 0) await this.sleep(backoff || IDLE_MS);
+      nudged = sent >= BATCH && backoff === 0 ? true : await this.sleep(backoff || IDLE_MS);
     }
   }
 
@@ -101,12 +108,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
+  /** Waits `ms`; true when a nudge (or the stop) ended the wait early. */
   private sleep(ms: number) {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
       this.wake = () => {
         clearTimeout(timer);
-        resolve();
+        resolve(true);
       };
     });
   }

@@ -15,6 +15,8 @@ export interface OutboxRow {
   payload: Prisma.JsonValue;
 }
 
+const HAS_PENDING = 'SELECT EXISTS (SELECT 1 FROM outbox_events WHERE published_at IS NULL) AS pending';
+
 @Injectable()
 export class OutboxRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -67,6 +69,15 @@ export class OutboxRepository {
       SET published_at = ${at},
           payload = jsonb_set(payload, '{data}', (payload->'data') - 'activation_token' - 'token')
       WHERE id = ANY(${ids}::uuid[])`;
+  }
+
+  /**
+   * Whether any event awaits publishing: one indexed read outside a transaction (on the pool, without
+   * Prisma's runtime), the relay's look while it is idle, five times a second.
+   */
+  async hasPending(): Promise<boolean> {
+    const [row] = await this.prisma.direct.query<{ pending: boolean }>(HAS_PENDING, []);
+    return row?.pending === true;
   }
 
   backlog(): Promise<number> {
