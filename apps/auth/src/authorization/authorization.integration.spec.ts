@@ -473,7 +473,9 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       const ip = freshIp();
       const request = parameters();
       const { mfaTicket } = await signIn({ parameters: request, username: MFA_USER.email, clientIp: ip });
-      const tamper = `${mfaTicket.slice(0, -2)}AA`;
+      // One character of the MAC changed (never to itself: a fixed replacement would sometimes be a no-op).
+      const changed = mfaTicket.at(-2) === 'A' ? 'B' : 'A';
+      const tamper = `${mfaTicket.slice(0, -2)}${changed}${mfaTicket.at(-1)}`;
       for (const [ticket, other] of [
         [mfaTicket, parameters()],
         [tamper, request],
