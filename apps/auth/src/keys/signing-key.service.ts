@@ -44,7 +44,6 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
   private readonly encryption: KeyEncryption;
   private signer?: Signer;
   private published: PublishedKey[] = [];
-  private readonly signers = new Map<string, Signer>();
   private loadedAt = 0;
   private loading?: Promise<void>;
   private timer?: NodeJS.Timeout;
@@ -120,9 +119,9 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
     }
     const active = keys.find((key) => key.retiredAt === null);
     if (!active) throw new Error('no active signing key');
-    this.signer = this.signerOf(active);
+    // The key is decrypted and its signer made once, not on every reread.
+    if (this.signer?.kid !== active.kid) this.signer = this.signerOf(active);
     this.published = keys.map((key) => publish(key.publicJwk, key.kid));
-    for (const kid of this.signers.keys()) if (kid !== active.kid) this.signers.delete(kid);
     this.loadedAt = Date.now();
   }
 
@@ -134,21 +133,16 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
   /**
    * fast-jwt signs with node:crypto on the calling thread. jose (which makes the keys and verifies)
    * signs through libuv's thread pool, and that hop cost auth as much CPU as the ES256 signature itself
-   * (bench/README.md). The claims are given in full (`iat` and `exp` too): fast-jwt adds none of its own.
+   * (README, Benchmarks). The claims are given in full (`iat` and `exp` too): fast-jwt adds none of its own.
    */
   private signerOf(key: StoredSigningKey): Signer {
-    let signer = this.signers.get(key.kid);
-    if (!signer) {
-      const sign = createSigner({
-        key: this.encryption.decrypt(key.encryptedPrivateKey, key.kid),
-        algorithm: SIGNING_ALGORITHM,
-        kid: key.kid,
-        header: { alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE },
-      });
-      signer = { kid: key.kid, sign: (claims) => sign(claims) };
-      this.signers.set(key.kid, signer);
-    }
-    return signer;
+    const sign = createSigner({
+      key: this.encryption.decrypt(key.encryptedPrivateKey, key.kid),
+      algorithm: SIGNING_ALGORITHM,
+      kid: key.kid,
+      header: { alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE },
+    });
+    return { kid: key.kid, sign };
   }
 
   private async generate(): Promise<NewSigningKey> {
