@@ -12,7 +12,7 @@ export function requestIdOf(metadata: unknown): string {
  * Nest's gRPC server, each of whose calls runs inside its caller's request context, so the handler's
  * logs and audit rows carry the request id. It is Nest's own hook for this (run before a call is
  * handled, with the call), not an interceptor: a Nest interceptor wraps every call in several rxjs
- * observables, which cost identity some 5 % of its time a users-read request.
+ * observables (identity's CPU per users-read was 875–1,018 µs with one, 694–757 without; README).
  */
 export function requestContextGrpcServer(options: GrpcOptions['options']): ServerGrpc {
   const server = new ServerGrpc(options);

@@ -76,18 +76,19 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private async run() {
     let backoff = 0;
-    let nudged = true;
+    // At start, after a nudge and after a full batch, publish without looking first.
+    let publishNow = true;
     while (!this.stopped) {
       let sent = 0;
       try {
-        if (nudged || (await this.outbox.hasPending())) sent = await this.publishBatch();
+        if (publishNow || (await this.outbox.hasPending())) sent = await this.publishBatch();
         if (backoff > 0) this.logger.log('publishing again');
         backoff = 0;
       } catch (error) {
         if (backoff === 0) this.logger.warn(`cannot publish: ${(error as Error).message}; retrying with back-off`);
         backoff = Math.min(MAX_BACKOFF_MS, backoff ? backoff * 2 : 250);
       }
-      nudged = sent >= BATCH && backoff === 0 ? true : await this.sleep(backoff || IDLE_MS);
+      publishNow = (sent >= BATCH && backoff === 0) || (await this.sleep(backoff || IDLE_MS));
     }
   }
 
