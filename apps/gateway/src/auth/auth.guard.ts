@@ -12,17 +12,44 @@ import { Authentication, REALM } from './authenticated-request';
  * hook's 401) carrying the route's scope (else 403). The services check the token again, with their
  * own org and role rules.
  */
+/** What a route asks of its caller, from its decorators. */
+interface RouteAccess {
+  isPublic: boolean;
+  scope?: string;
+}
+
 @Injectable()
 export class AuthGuard implements CanActivate {
+  /**
+   * Per controller class and handler (a handler's rule may come from its class): decorators do not
+   * change, and reading them was four metadata look-ups a request.
+   */
+  private readonly access = new WeakMap<object, WeakMap<object, RouteAccess>>();
+
   constructor(private readonly reflector: Reflector) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const access = this.accessOf(context);
+    if (access.isPublic) return true;
     const { caller, authFailure } = context.switchToHttp().getRequest<FastifyRequest & Authentication>();
     if (!caller) throw authFailure ?? missingToken();
-    const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);
-    if (scope) requireScope(caller, scope, { realm: REALM });
+    if (access.scope) requireScope(caller, access.scope, { realm: REALM });
     return true;
+  }
+
+  private accessOf(context: ExecutionContext): RouteAccess {
+    const [handler, controller] = [context.getHandler(), context.getClass()];
+    let handlers = this.access.get(controller);
+    if (!handlers) this.access.set(controller, (handlers = new WeakMap()));
+    let access = handlers.get(handler);
+    if (!access) {
+      const targets = [handler, controller];
+      access = {
+        isPublic: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
+        scope: this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets),
+      };
+      handlers.set(handler, access);
+    }
+    return access;
   }
 }
