@@ -93,4 +93,4 @@ USER 1000:1000
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # Shell form is needed to expand $APP; `exec` makes node replace the shell so it gets signals. The V8
 # heap settings are tools/node-runtime.json's nodeArguments (tests/deploy checks they agree).
-CMD ["/bin/sh", "-c", "exec node --max-old-space-size=256 --max-semi-space-size=16 --experimental-async-context-frame \"dist/apps/${APP}/src/main.js\""]
+CMD ["/bin/sh", "-c", "exec node --max-old-space-size=256 --max-semi-space-size=32 --experimental-async-context-frame \"dist/apps/${APP}/src/main.js\""]
