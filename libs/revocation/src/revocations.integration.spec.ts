@@ -54,8 +54,9 @@ describe('Revocations (real Redis and NATS, several independent instances)', () 
   it("carries other caches' notices to every instance of the installation, and only of that topic", async () => {
     const [a, b] = await Promise.all([instance(), instance()]);
     const seen: string[] = [];
-    b.onNotice('clients', (message) => seen.push(`clients:${message}`));
-    b.onNotice('other', (message) => seen.push(`other:${message}`));
+    // Subscribed on the server before anything is announced: a notice is not delivered before that.
+    await b.onNotice('clients', (message) => seen.push(`clients:${message}`));
+    await b.onNotice('other', (message) => seen.push(`other:${message}`));
     a.announce('clients', 'client-1');
     await announceOnce({ natsUrl: NATS_URL, keyPrefix: prefix, name: 'test-cli' }, 'clients', 'client-2');
     await announceOnce({ natsUrl: NATS_URL, keyPrefix: `${prefix}elsewhere:`, name: 'test-cli' }, 'clients', 'x');

@@ -181,12 +181,20 @@ export class Revocations {
     this.nats?.publish(`${this.subject}.${topic}`, message);
   }
 
-  /** Calls `handler` with every notice of `topic` (announced by any process, this one included). */
-  onNotice(topic: string, handler: (message: string) => void): void {
+  /**
+   * Calls `handler` with every notice of `topic` (announced by any process, this one included) from
+   * the moment the server has the subscription, which the returned promise says: a notice published
+   * before then, by another connection, is not delivered. It resolves at once before NATS is connected
+   * (`start` subscribes every topic before it resolves), and never rejects.
+   */
+  onNotice(topic: string, handler: (message: string) => void): Promise<void> {
     const handlers = this.noticeHandlers.get(topic);
-    if (handlers) return void handlers.push(handler);
-    this.noticeHandlers.set(topic, [handler]);
-    if (this.nats) this.subscribeNotices(this.nats, topic);
+    if (handlers) handlers.push(handler);
+    else {
+      this.noticeHandlers.set(topic, [handler]);
+      if (this.nats) this.subscribeNotices(this.nats, topic);
+    }
+    return this.nats ? this.nats.flush().catch(() => undefined) : Promise.resolve();
   }
 
   private subscribeNotices(nats: NatsConnection, topic: string): void {

@@ -37,7 +37,7 @@ export class ClientCache implements OnModuleInit, ClientLookups {
   }
 
   onModuleInit() {
-    this.revocations.onNotice(CLIENT_NOTICE_TOPIC, (clientId) => this.forget(clientId));
+    void this.revocations.onNotice(CLIENT_NOTICE_TOPIC, (clientId) => this.forget(clientId));
   }
 
   /** The client from memory, else from `load` (stored for next time when found). */
