@@ -7,17 +7,17 @@ import { PUBLIC_ROUTE, REQUIRED_SCOPE } from './access.decorators';
 import { missingToken } from './authenticate.hook';
 import { Authentication, REALM } from './authenticated-request';
 
-/**
- * The gateway's first gate: a protected route needs the caller the authenticate hook found (else the
- * hook's 401) carrying the route's scope (else 403). The services check the token again, with their
- * own org and role rules.
- */
 /** What a route asks of its caller, from its decorators. */
 interface RouteAccess {
   isPublic: boolean;
   scope?: string;
 }
 
+/**
+ * The gateway's first gate: a protected route needs the caller the authenticate hook found (else the
+ * hook's 401) carrying the route's scope (else 403). The services check the token again, with their
+ * own org and role rules.
+ */
 @Injectable()
 export class AuthGuard implements CanActivate {
   /**
