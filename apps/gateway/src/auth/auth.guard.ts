@@ -3,15 +3,9 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 
-import { PUBLIC_ROUTE, REQUIRED_SCOPE } from './access.decorators';
+import { RouteAccess, routeAccess } from './access.decorators';
 import { missingToken } from './authenticate.hook';
 import { Authentication, REALM } from './authenticated-request';
-
-/** What a route asks of its caller, from its decorators. */
-interface RouteAccess {
-  isPublic: boolean;
-  scope?: string;
-}
 
 /**
  * The gateway's first gate: a protected route needs the caller the authenticate hook found (else the
@@ -42,14 +36,7 @@ export class AuthGuard implements CanActivate {
     let handlers = this.access.get(controller);
     if (!handlers) this.access.set(controller, (handlers = new WeakMap()));
     let access = handlers.get(handler);
-    if (!access) {
-      const targets = [handler, controller];
-      access = {
-        isPublic: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) ?? false,
-        scope: this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets),
-      };
-      handlers.set(handler, access);
-    }
+    if (!access) handlers.set(handler, (access = routeAccess(this.reflector, handler, controller)));
     return access;
   }
 }

@@ -3,7 +3,7 @@ import { INestApplication, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 
-import { PUBLIC_ROUTE, REQUIRED_SCOPE } from '../auth/access.decorators';
+import { routeAccess } from '../auth/access.decorators';
 
 /**
  * The metadata key of a route's rate-limit group, written by `@RateLimited` (rate-limits/) and read
@@ -40,13 +40,14 @@ export function routeDeclarations(app: INestApplication): RouteDeclaration[] {
         const requestMethod = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
         if (requestMethod === undefined || paths === undefined) continue;
-        const targets = [handler, controller];
         const declared = {
           handler: `${controller.name}.${name}`,
           method: RequestMethod[requestMethod],
-          isPublic: reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets) ?? false,
-          scope: reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets),
-          rateLimitGroup: reflector.getAllAndOverride<RateLimitGroup | undefined>(RATE_LIMIT_GROUP, targets),
+          ...routeAccess(reflector, handler, controller),
+          rateLimitGroup: reflector.getAllAndOverride<RateLimitGroup | undefined>(RATE_LIMIT_GROUP, [
+            handler,
+            controller,
+          ]),
         };
         for (const prefix of prefixes) {
           for (const path of [paths].flat()) routes.push({ ...declared, path: joinPath(prefix ?? '', path) });
