@@ -86,7 +86,13 @@ export interface ProfileReport {
   date: string;
   git: Report['git'];
   profile_s: number;
-  scenarios: Array<{ name: string; skipped?: string; processes: Record<string, ProfileSummary> }>;
+  scenarios: Array<{
+    name: string;
+    skipped?: string;
+    /** Responses to the profiled load: the per-request times divide by it. */
+    requests?: number;
+    processes: Record<string, ProfileSummary>;
+  }>;
 }
 
 export function machine(): Report['machine'] {
@@ -461,6 +467,26 @@ export function profilesMarkdown(report: ProfileReport, top: number): string {
       lines.push(
         `| ${name} | ${summary.busy_percent} % | ${used.map((layer) => share(summary.layers[layer])).join(' | ')} |`,
       );
+    }
+    const requests = scenario.requests;
+    if (requests) {
+      // The same time per request answered during the profiled load, so a scenario compares with its
+      // floor (the shares above are of each process's own wall time, whatever its rate). Idle is no work.
+      const perRequest = (ms: number | undefined) => (ms ? String(round((ms * 1000) / requests, 1)) : '');
+      const working = used.filter((layer) => layer !== 'idle');
+      lines.push(
+        '',
+        `µs of each main thread per request (${requests.toLocaleString('en-US')} answered in the profiled load):`,
+        '',
+        `| process | busy | ${working.join(' | ')} |`,
+        `|---|--:|${working.map(() => '--:').join('|')}|`,
+      );
+      for (const [name, summary] of processes) {
+        const busy = (summary.duration_ms * summary.busy_percent) / 100;
+        lines.push(
+          `| ${name} | ${perRequest(busy)} | ${working.map((layer) => perRequest(summary.layers[layer])).join(' | ')} |`,
+        );
+      }
     }
     for (const [name, summary] of processes) {
       if (summary.busy_percent < 2) continue;

@@ -868,7 +868,7 @@ async function main(): Promise<number> {
         try {
           await scenario.prepare?.();
           await profiler.start();
-          await load({
+          const profiled = await load({
             url: scenario.origin,
             connections: config.connections,
             durationSeconds: config.profile_s,
@@ -880,7 +880,7 @@ async function main(): Promise<number> {
               JSON.stringify(profile),
             ),
           );
-          profiles.scenarios.push({ name: scenario.name, processes: summaries });
+          profiles.scenarios.push({ name: scenario.name, requests: profiled.responses, processes: summaries });
         } catch (error) {
           profiles.scenarios.push({ name: scenario.name, skipped: reason(error), processes: {} });
         } finally {
