@@ -111,3 +111,54 @@ describe('login audit (real Postgres)', () => {
     });
   });
 });
+
+describe('login audit of refreshes (real Postgres)', () => {
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
+  const refresh = (refreshToken: string, fields: Partial<TokenRequest> = {}) =>
+    auth.tokens.issue(
+      attempt({
+        grantType: 'refresh_token',
+        username: '',
+        password: '',
+        refreshToken,
+        clientIp: '203.0.113.60',
+        deviceId: 'phone-2',
+        userAgent: 'audit-test/2.0',
+        ...fields,
+      }),
+    );
+
+  it('records each refresh once, a success with its user and org, a refusal without, never a token', async () => {
+    const login = await auth.tokens.issue(attempt({}));
+    // The one-statement rotation (a first use without scope), then the full path (a narrowing scope).
+    const rotated = await refresh(login.refreshToken);
+    const narrowed = await refresh(rotated.refreshToken, { scope: 'users:read' });
+    await expect(refresh('not-a-refresh-token')).rejects.toMatchObject({ code: 'invalid_grant' });
+    expect(narrowed.scope).toBe('users:read');
+
+    const rows = await auth.database.query<Record<string, string | null>>(
+      `SELECT grant_type, username, subject, org_id, client_ip, device_id, user_agent, outcome, reason
+       FROM login_audit WHERE grant_type = 'refresh_token' ORDER BY at, outcome DESC`,
+    );
+    const success = {
+      grant_type: 'refresh_token',
+      username: '',
+      subject: USER.id,
+      org_id: ORG,
+      client_ip: '203.0.113.60',
+      device_id: 'phone-2',
+      user_agent: 'audit-test/2.0',
+      outcome: 'success',
+      reason: 'issued',
+    };
+    expect(rows).toEqual([
+      success,
+      success,
+      { ...success, subject: null, org_id: null, outcome: 'failure', reason: 'invalid_grant' },
+    ]);
+    const everything = JSON.stringify(await auth.database.query('SELECT * FROM login_audit'));
+    for (const token of [login.refreshToken, rotated.refreshToken, narrowed.refreshToken]) {
+      expect(everything).not.toContain(token);
+    }
+  });
+});
