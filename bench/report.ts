@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 
 import type { LoadResult } from './load';
-import { LAYER_LEGEND, LAYERS, type ProfileSummary } from './profiler';
+import { type Layer, LAYER_LEGEND, LAYERS, type ProfileSummary } from './profiler';
 
 export interface ScenarioResult {
   name: string;
@@ -460,33 +460,41 @@ export function profilesMarkdown(report: ProfileReport, top: number): string {
     const used = LAYERS.filter((layer) =>
       processes.some(([, summary]) => (summary.layers[layer] ?? 0) / Math.max(summary.duration_ms, 1) >= 0.005),
     );
-    lines.push(`| process | busy | ${used.join(' | ')} |`, `|---|--:|${used.map(() => '--:').join('|')}|`);
-    for (const [name, summary] of processes) {
-      const share = (ms: number | undefined) =>
-        ms ? `${round((ms / Math.max(summary.duration_ms, 1)) * 100, 1)} %` : '';
-      lines.push(
-        `| ${name} | ${summary.busy_percent} % | ${used.map((layer) => share(summary.layers[layer])).join(' | ')} |`,
-      );
-    }
+    // One row per process: its main thread's busy time, then each of `columns`' time as `format` writes it.
+    const layerTable = (
+      columns: readonly Layer[],
+      busy: (summary: ProfileSummary) => string,
+      format: (summary: ProfileSummary, ms: number | undefined) => string,
+    ) => [
+      `| process | busy | ${columns.join(' | ')} |`,
+      `|---|--:|${columns.map(() => '--:').join('|')}|`,
+      ...processes.map(
+        ([name, summary]) =>
+          `| ${name} | ${busy(summary)} | ${columns.map((layer) => format(summary, summary.layers[layer])).join(' | ')} |`,
+      ),
+    ];
+    lines.push(
+      ...layerTable(
+        used,
+        (summary) => `${summary.busy_percent} %`,
+        (summary, ms) => (ms ? `${round((ms / Math.max(summary.duration_ms, 1)) * 100, 1)} %` : ''),
+      ),
+    );
     const requests = scenario.requests;
     if (requests) {
       // The same time per request answered during the profiled load, so a scenario compares with its
       // floor (the shares above are of each process's own wall time, whatever its rate). Idle is no work.
       const perRequest = (ms: number | undefined) => (ms ? String(round((ms * 1000) / requests, 1)) : '');
-      const working = used.filter((layer) => layer !== 'idle');
       lines.push(
         '',
         `µs of each main thread per request (${requests.toLocaleString('en-US')} answered in the profiled load):`,
         '',
-        `| process | busy | ${working.join(' | ')} |`,
-        `|---|--:|${working.map(() => '--:').join('|')}|`,
+        ...layerTable(
+          used.filter((layer) => layer !== 'idle'),
+          (summary) => perRequest((summary.duration_ms * summary.busy_percent) / 100),
+          (_, ms) => perRequest(ms),
+        ),
       );
-      for (const [name, summary] of processes) {
-        const busy = (summary.duration_ms * summary.busy_percent) / 100;
-        lines.push(
-          `| ${name} | ${perRequest(busy)} | ${working.map((layer) => perRequest(summary.layers[layer])).join(' | ')} |`,
-        );
-      }
     }
     for (const [name, summary] of processes) {
       if (summary.busy_percent < 2) continue;
