@@ -6,8 +6,8 @@ import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
 import { TokenRequest } from '../tokens/grants/grant';
-import { ACCOUNT_MAX_FAILURES } from './account-ceiling.policy';
 import { KnownSourcePruner } from './known-source-pruner';
+import { ACCOUNT_MAX_FAILURES } from './login-throttle';
 
 const USER: VerifiedUser = {
   id: '1a0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
@@ -261,6 +261,35 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
       [username],
     );
     expect(budget?.failures).toBe(ACCOUNT_MAX_FAILURES);
+  });
+
+  it('answers right and wrong logins of one account arriving at once, from one IP and many', async () => {
+    // Successes free the pair and give the budget's slot back in one statement while other attempts take
+    // both slots in one; every attempt is answered, and only failures keep a slot of the budget.
+    const username = 'edsger@example.test';
+    const sharedIp = freshIp();
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, index) =>
+        outcomeOf(
+          auth.tokens.issue(
+            attempt({
+              username,
+              password: index % 2 === 0 ? 'right-password' : 'wrong',
+              clientIp: index % 4 < 2 ? sharedIp : freshIp(),
+            }),
+          ),
+        ),
+      ),
+    );
+    expect(outcomes.filter((code) => code === 'ok').length).toBeGreaterThan(0);
+    expect(outcomes.every((code) => ['ok', 'invalid_grant', 'login_locked'].includes(code))).toBe(true);
+    const [budget] = await auth.database.query<{ failures: number; refused: number }>(
+      'SELECT failures, refused FROM login_account_throttles WHERE username = $1',
+      [username],
+    );
+    // Only the failures from sources that were not yet known keep their slots.
+    expect(budget?.refused).toBe(0);
+    expect(budget?.failures).toBeLessThanOrEqual(outcomes.filter((code) => code === 'invalid_grant').length);
   });
 
   it('counts a pair lock as it starts', async () => {

@@ -2,8 +2,8 @@ import { Clock } from '@acct/clock';
 import { PeriodicDeletion } from '@acct/database';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 
-import { KNOWN_SOURCE_TTL_MS } from './account-ceiling.policy';
-import { AccountCeilingRepository } from './account-ceiling.repository';
+import { KNOWN_SOURCE_TTL_MS } from './login-throttle';
+import { LoginThrottleRepository } from './login-throttle.repository';
 
 /** Every instance prunes hourly; a delete is idempotent, so overlapping runs only repeat work. */
 export const KNOWN_SOURCE_PRUNE_INTERVAL_MS = 60 * 60 * 1000;
@@ -18,7 +18,7 @@ const BATCH = 1000;
 export class KnownSourcePruner implements OnModuleInit, OnModuleDestroy {
   private readonly deletion: PeriodicDeletion;
 
-  constructor(repository: AccountCeilingRepository, clock: Clock) {
+  constructor(repository: LoginThrottleRepository, clock: Clock) {
     this.deletion = new PeriodicDeletion({
       what: 'expired known login sources',
       intervalMs: KNOWN_SOURCE_PRUNE_INTERVAL_MS,

@@ -2,13 +2,13 @@ import { Module } from '@nestjs/common';
 
 import { AuthMetricsModule } from '../metrics/metrics.module';
 import { PrismaModule } from '../prisma/prisma.service';
-import { AccountCeilingPolicy } from './account-ceiling.policy';
-import { AccountCeilingRepository } from './account-ceiling.repository';
 import { DeviceCredentials } from './device-credentials';
 import { KnownSourcePruner } from './known-source-pruner';
 import { LockoutPolicy } from './lockout.policy';
 import { LockoutRepository } from './lockout.repository';
 import { LockoutReset } from './lockout-reset';
+import { LoginThrottle } from './login-throttle';
+import { LoginThrottleRepository } from './login-throttle.repository';
 
 /** Contract §4's two brute-force limits: the (username, IP) lockout and the account-wide ceiling. */
 @Module({
@@ -16,12 +16,12 @@ import { LockoutReset } from './lockout-reset';
   providers: [
     LockoutRepository,
     LockoutPolicy,
-    AccountCeilingRepository,
-    AccountCeilingPolicy,
+    LoginThrottleRepository,
+    LoginThrottle,
     DeviceCredentials,
     LockoutReset,
     KnownSourcePruner,
   ],
-  exports: [LockoutPolicy, AccountCeilingPolicy, LockoutReset, KnownSourcePruner],
+  exports: [LockoutPolicy, LoginThrottle, LockoutReset, KnownSourcePruner],
 })
 export class LockoutModule {}

@@ -5,11 +5,21 @@ import { Injectable } from '@nestjs/common';
 import { AuthMetrics } from '../metrics/auth-metrics';
 import { LockoutRepository } from './lockout.repository';
 import { LoginSource } from './login-source';
+import { PairSlot } from './login-throttle.repository';
 
 /** Contract §4: 5 failed attempts of one (username, IP) within 15 minutes lock that pair for 15 minutes. */
 export const MAX_FAILURES = 5;
 export const WINDOW_SECONDS = 15 * 60;
 export const LOCK_SECONDS = 15 * 60;
+export const PAIR_RULES = { maxFailures: MAX_FAILURES, windowSeconds: WINDOW_SECONDS, lockSeconds: LOCK_SECONDS };
+
+/** 429 `login_locked`, to retry when the lock ends at `endsAt` (ms). */
+export const loginLocked = (endsAt: number, now: Date, auditReason?: string): DomainError =>
+  new DomainError('login_locked', 'Too many failed logins; this login is locked for a while.', {
+    retryAfter: Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000)),
+    extensions: { error: 'login_locked', error_description: 'Too many failed logins.' },
+    ...(auditReason ? { auditReason } : {}),
+  });
 
 /**
  * Lockout per (normalised username, client IP; an IPv6 client by its /64), kept in the auth database. Every attempt first takes
@@ -18,7 +28,8 @@ export const LOCK_SECONDS = 15 * 60;
  * and every attempt while locked, is refused with 429 `login_locked` without a password check, correct
  * password or not. A failed attempt keeps its slot; a success frees the pair. Unknown usernames are
  * counted the same way, so the lock reveals nothing about which accounts exist; other IPs are
- * unaffected.
+ * unaffected. A password login takes its pair's slot in the same statement as the account's budget
+ * (LoginThrottle); `takeSlot` and `clear` are the pair alone, for the MFA settings' password check.
  */
 @Injectable()
 export class LockoutPolicy {
@@ -31,24 +42,23 @@ export class LockoutPolicy {
   /** Before the password check: takes the attempt's slot, or refuses a locked pair. */
   async takeSlot(source: LoginSource): Promise<void> {
     const now = this.clock.date();
-    const slot = await this.repository.takeSlot(source.username, source.clientIp, now, {
-      maxFailures: MAX_FAILURES,
-      windowSeconds: WINDOW_SECONDS,
-      lockSeconds: LOCK_SECONDS,
-    });
-    if (slot?.lockedUntil && slot.lockedUntil.getTime() > now.getTime()) {
-      // Attempts keep counting while locked, so only the attempt that started the lock sees MAX + 1.
-      if (slot.attempts === MAX_FAILURES + 1) this.metrics.lockStarted('pair');
-      const retryAfter = Math.max(1, Math.ceil((slot.lockedUntil.getTime() - now.getTime()) / 1000));
-      throw new DomainError('login_locked', 'Too many failed logins; this login is locked for a while.', {
-        retryAfter,
-        extensions: { error: 'login_locked', error_description: 'Too many failed logins.' },
-      });
-    }
+    const refusal = this.refusalOf(
+      await this.repository.takeSlot(source.username, source.clientIp, now, PAIR_RULES),
+      now,
+    );
+    if (refusal) throw refusal;
   }
 
-  /** After a successful login: frees the pair. */
+  /** After a successful check: frees the pair. */
   async clear(source: LoginSource): Promise<void> {
     await this.repository.clear(source.username, source.clientIp);
+  }
+
+  /** The refusal of a slot taken at `now`, undefined while the pair is not locked; counts a lock as it starts. */
+  refusalOf(slot: PairSlot, now: Date): DomainError | undefined {
+    if (!slot.lockedUntil || slot.lockedUntil.getTime() <= now.getTime()) return undefined;
+    // Attempts keep counting while locked, so only the attempt that started the lock sees MAX + 1.
+    if (slot.attempts === MAX_FAILURES + 1) this.metrics.lockStarted('pair');
+    return loginLocked(slot.lockedUntil.getTime(), now);
   }
 }

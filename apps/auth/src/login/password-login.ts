@@ -3,9 +3,8 @@ import { Injectable } from '@nestjs/common';
 
 import { attributeFailure } from '../audit/login-attribution';
 import { IdentityClient, VerifiedUser } from '../identity/identity.client';
-import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
-import { LockoutPolicy } from '../lockout/lockout.policy';
 import { clientKeyOf, LoginSource } from '../lockout/login-source';
+import { LoginThrottle } from '../lockout/login-throttle';
 import { MfaPolicy } from '../mfa/mfa.policy';
 import { OAuthErrors } from '../oauth/oauth-errors';
 
@@ -62,7 +61,7 @@ export const userAwaitingMfa = (error: unknown): VerifiedUser | undefined =>
  * 1. the (username, IP) lockout takes a slot: a locked pair is refused before anything else, without
  *    spending the account's budget;
  * 2. the account-wide ceiling takes a slot (an IP that logged in before, and a device presenting a
- *    device credential issued to this username, are exempt);
+ *    device credential issued to this username, are exempt); 1 and 2 are one statement (LoginThrottle);
  * 3. identity checks the password (an unknown e-mail and a wrong password are the same refusal);
  *    a failed attempt keeps the slots it took: that is how failures are counted;
  * 4. only then, so the answer reveals nothing to someone without the password, the account must be
@@ -70,13 +69,12 @@ export const userAwaitingMfa = (error: unknown): VerifiedUser | undefined =>
  * 5. MFA: an account with a confirmed factor needs a fresh, right code; a missing or wrong code
  *    keeps the slots too (it counts as a failure and never resets a count);
  * 6. success: the pair is freed, the IP is remembered as the account's own (the ceiling's slot is
- *    given back), and the device gets a new device credential.
+ *    given back), in one statement, and the device gets a new device credential.
  */
 @Injectable()
 export class PasswordLogin {
   constructor(
-    private readonly lockout: LockoutPolicy,
-    private readonly ceiling: AccountCeilingPolicy,
+    private readonly throttle: LoginThrottle,
     private readonly identity: IdentityClient,
     private readonly mfa: MfaPolicy,
   ) {}
@@ -100,8 +98,7 @@ export class PasswordLogin {
 
   /** Steps 1–6, counted under `attempt.username` (the login key); `typed` is what identity checks. */
   private async steps(attempt: LoginAttempt, typed: string, credential: LoginCredential): Promise<LoginSuccess> {
-    await this.lockout.takeSlot(attempt);
-    const tookSlot = await this.ceiling.takeSlot(attempt);
+    const tookSlot = await this.throttle.admit(attempt);
     const user =
       'password' in credential
         ? await this.identity.verifyPassword(typed, credential.password)
@@ -112,8 +109,7 @@ export class PasswordLogin {
     await this.mfa.verifyCode(user.id, attempt.mfaCode).catch((refusal: unknown) => {
       throw refusal instanceof DomainError && refusal.code === 'mfa_required' ? new MfaPending(refusal, user) : refusal;
     });
-    await this.lockout.clear(attempt);
-    const deviceToken = await this.ceiling.rememberSource(attempt, user.id, tookSlot);
+    const deviceToken = await this.throttle.succeeded(attempt, user.id, tookSlot);
     return { user, deviceToken };
   }
 }

@@ -6,9 +6,8 @@ import { ClientService } from '../clients/client.service';
 import { VerifiedUser } from '../identity/identity.client';
 import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { SigningKeyService } from '../keys/signing-key.service';
-import { AccountCeilingPolicy } from '../lockout/account-ceiling.policy';
-import { LockoutPolicy } from '../lockout/lockout.policy';
 import { LoginSource } from '../lockout/login-source';
+import { LoginThrottle } from '../lockout/login-throttle';
 import { AuthHarness } from '../test-support/auth-harness';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
@@ -63,19 +62,16 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
   let verifier: AccessTokenVerifier;
   const identity = new StubIdentity();
   const lockoutCalls: string[] = [];
-  const lockout: Pick<LockoutPolicy, 'takeSlot' | 'clear'> = {
-    takeSlot: (source: LoginSource) => {
+  const throttle: Pick<LoginThrottle, 'admit' | 'succeeded'> = {
+    admit: (source: LoginSource) => {
       lockoutCalls.push(`take ${source.username} ${source.clientIp} ${source.deviceId}`);
       if (source.username === 'locked@example.test') {
         return Promise.reject(new DomainError('login_locked', 'Locked.', { retryAfter: 60 }));
       }
-      return Promise.resolve();
+      return Promise.resolve(false);
     },
-    clear: (source: LoginSource) => Promise.resolve(void lockoutCalls.push(`clear ${source.username}`)),
-  };
-  const noCeiling: Pick<AccountCeilingPolicy, 'takeSlot' | 'rememberSource'> = {
-    takeSlot: () => Promise.resolve(false),
-    rememberSource: () => Promise.resolve(''),
+    succeeded: (source: LoginSource) =>
+      Promise.resolve(void lockoutCalls.push(`clear ${source.username}`)).then(() => ''),
   };
 
   const password = (fields: Partial<TokenRequest> = {}) =>
@@ -86,10 +82,7 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
     harness = await AuthHarness.start({
       databaseUrl: database.url,
       identityClient: identity,
-      overrides: [
-        { provide: LockoutPolicy, useValue: lockout },
-        { provide: AccountCeilingPolicy, useValue: noCeiling },
-      ],
+      overrides: [{ provide: LoginThrottle, useValue: throttle }],
     });
     tokens = harness.get(TokenService);
     const jwks = harness.get(JwksGrpcController);

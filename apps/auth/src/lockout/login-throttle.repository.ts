@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+
+import { PrismaService } from '../prisma/prisma.service';
+import { ADMIT, RECORD_SUCCESS } from './login-throttle.statements';
+
+/** A (username, IP) pair's slot after an attempt took it. */
+export interface PairSlot {
+  /** Every attempt of the window, the refused ones included. */
+  attempts: number;
+  lockedUntil: Date | null;
+}
+
+/** An account's hourly budget after an attempt took a slot of it. */
+export interface AccountBudget {
+  failures: number;
+  /** Attempts refused in this window (once one is, every later one is too). */
+  refused: number;
+  windowStartedAt: Date;
+}
+
+export interface LoginRules {
+  pair: { maxFailures: number; windowSeconds: number; lockSeconds: number };
+  account: { maxFailures: number; windowSeconds: number };
+}
+
+/** What the statement before the password check found and took. */
+export interface Admission {
+  pair: PairSlot;
+  /** The budget's slot; undefined when none was taken (the pair is locked, or the source is exempt). */
+  budget?: AccountBudget;
+}
+
+interface AdmitRow {
+  attempts: number;
+  locked_until: Date | null;
+  exempt: boolean;
+  failures: number | null;
+  refused: number | null;
+  window_started_at: Date | null;
+}
+
+/**
+ * The login's three throttle tables, `login_throttles` (one row per (username, client key) with recent
+ * attempts), `login_account_throttles` (one budget per username) and `known_login_sources` (the IPs an
+ * account logged in from, exempt from its budget), in the statements of login-throttle.statements.ts.
+ */
+@Injectable()
+export class LoginThrottleRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /**
+   * Before the password check, one round trip: takes the pair's slot and, unless the pair is locked or
+   * the source is exempt (`deviceExempt`, or a known source: its client key logged in after
+   * `knownSince`), a slot of the account's budget.
+   */
+  async admit(
+    username: string,
+    clientKey: string,
+    now: Date,
+    exemption: { deviceExempt: boolean; knownSince: Date },
+    rules: LoginRules,
+  ): Promise<Admission> {
+    const [row] = await this.prisma.direct.query<AdmitRow>(ADMIT, [
+      username,
+      clientKey,
+      now,
+      rules.pair.windowSeconds,
+      rules.pair.maxFailures,
+      rules.pair.lockSeconds,
+      exemption.deviceExempt,
+      exemption.knownSince,
+      rules.account.maxFailures,
+      rules.account.windowSeconds,
+    ]);
+    const pair = { attempts: row.attempts, lockedUntil: row.locked_until };
+    if (row.failures === null || row.refused === null || row.window_started_at === null) return { pair };
+    return { pair, budget: { failures: row.failures, refused: row.refused, windowStartedAt: row.window_started_at } };
+  }
+
+  /**
+   * After a successful login, one round trip: frees the pair, remembers the client key as a known source
+   * (at `now`; one last seen at or before `expiredAt` starts anew, and the account's others that no
+   * longer count are forgotten), and gives back the budget's slot when the attempt took one.
+   */
+  async recordSuccess(username: string, clientKey: string, now: Date, expiredAt: Date, tookSlot: boolean) {
+    await this.prisma.direct.query(RECORD_SUCCESS, [username, clientKey, now, expiredAt, tookSlot]);
+  }
+
+  /**
+   * Deletes up to `batch` sources of any account last seen at or before `expiredAt` (the index on
+   * `last_seen_at`); answers how many. Rows of kind `device` are no longer written, so they all fall
+   * under this within the expiry, and each account's go at its next successful login.
+   */
+  async pruneSources(expiredAt: Date, batch: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM known_login_sources WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM known_login_sources WHERE last_seen_at <= ${expiredAt} LIMIT ${batch}))`;
+  }
+}

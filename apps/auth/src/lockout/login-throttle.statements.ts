@@ -1,0 +1,109 @@
+/*
+ * The statements of a password login's brute-force limits (contract §4), sent without Prisma's runtime
+ * as prepared statements (`PrismaService.direct`): a login makes two round trips for them, one before
+ * the password check and one after a success.
+ *
+ * Lock order: every statement that locks a (username, IP) pair's row and the account's budget row
+ * locks the pair first (the budget's statement reads the pair's result, which runs the pair's
+ * statement first), as `LockoutReset` does, so two logins of one account never wait for each other
+ * in a cycle.
+ */
+
+/**
+ * Counts one attempt of the pair ($1 username, $2 client key) with one atomic upsert (concurrent
+ * attempts queue on the row): a new window ($4 seconds) after the last one ran out or a lock ended,
+ * the lock ($6 seconds) once the count passes $5, and more attempts counted while locked. $3 is now.
+ * Answers `attempts` and `locked_until`.
+ */
+export const TAKE_PAIR_SLOT = `
+  INSERT INTO login_throttles (username, client_ip, attempts, window_started_at, locked_until)
+  VALUES ($1, $2, 1, $3::timestamptz, NULL)
+  ON CONFLICT (username, client_ip) DO UPDATE SET
+    attempts = CASE
+      WHEN login_throttles.locked_until > $3::timestamptz THEN login_throttles.attempts + 1
+      WHEN login_throttles.locked_until IS NOT NULL
+        OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN 1
+      ELSE login_throttles.attempts + 1 END,
+    window_started_at = CASE
+      WHEN login_throttles.locked_until > $3::timestamptz THEN login_throttles.window_started_at
+      WHEN login_throttles.locked_until IS NOT NULL
+        OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN $3::timestamptz
+      ELSE login_throttles.window_started_at END,
+    locked_until = CASE
+      WHEN login_throttles.locked_until > $3::timestamptz THEN login_throttles.locked_until
+      WHEN login_throttles.locked_until IS NOT NULL
+        OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN NULL
+      WHEN login_throttles.attempts + 1 > $5::int THEN $3::timestamptz + make_interval(secs => $6::float8)
+      ELSE NULL END
+  RETURNING attempts, locked_until`;
+
+/** Forgets the pair's attempts ($1 username, $2 client key). */
+export const CLEAR_PAIR = `DELETE FROM login_throttles WHERE username = $1 AND client_ip = $2`;
+
+/**
+ * Steps 1 and 2 of a login in one statement (one round trip, one transaction): takes the pair's slot
+ * (TAKE_PAIR_SLOT, $1–$6); unless the pair is locked, or the source is exempt ($7: a valid device
+ * credential; or the client key $2 logged in to the account after $8), takes one slot of the account's
+ * budget with one atomic upsert (never more than $9 taken in a window of $10 seconds; past them the
+ * attempt is counted as refused). Answers the pair's `attempts` and `locked_until`, `exempt`, and the
+ * budget's `failures`, `refused` and `window_started_at` (null when no slot was taken).
+ */
+export const ADMIT = `
+  WITH pair AS (${TAKE_PAIR_SLOT}
+  ), source AS (
+    SELECT $7::boolean OR EXISTS (
+      SELECT 1 FROM known_login_sources
+      WHERE username = $1 AND kind = 'ip' AND value = $2 AND $2 <> '' AND last_seen_at > $8::timestamptz
+    ) AS exempt
+  ), budget AS (
+    INSERT INTO login_account_throttles (username, failures, window_started_at, refused)
+    SELECT $1, 1, $3::timestamptz, 0
+    WHERE NOT (SELECT exempt FROM source)
+      AND NOT EXISTS (SELECT 1 FROM pair WHERE locked_until > $3::timestamptz)
+    ON CONFLICT (username) DO UPDATE SET
+      failures = CASE
+        WHEN login_account_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $10::float8) THEN 1
+        WHEN login_account_throttles.failures < $9::int THEN login_account_throttles.failures + 1
+        ELSE login_account_throttles.failures END,
+      refused = CASE
+        WHEN login_account_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $10::float8) THEN 0
+        WHEN login_account_throttles.failures < $9::int THEN login_account_throttles.refused
+        ELSE login_account_throttles.refused + 1 END,
+      window_started_at = CASE
+        WHEN login_account_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $10::float8)
+          THEN $3::timestamptz
+        ELSE login_account_throttles.window_started_at END
+    RETURNING failures, refused, window_started_at
+  )
+  SELECT pair.attempts, pair.locked_until, source.exempt, budget.failures, budget.refused, budget.window_started_at
+  FROM pair CROSS JOIN source LEFT JOIN budget ON true`;
+
+/**
+ * Step 6 of a login in one statement (one round trip, one transaction): frees the pair ($1 username,
+ * $2 client key); when there is a client key, records it as a known source at $3 (or refreshes its
+ * `last_seen_at`; a source last seen at or before $4 starts anew) and forgets the account's other
+ * sources that no longer count (last seen at or before $4, or of another kind than `ip`); and, when the
+ * attempt took a slot of the budget ($5), gives it back while nothing of the window was refused. The
+ * sub-statements see one snapshot, so none may touch a row another changes: the pruning leaves the
+ * recorded source to the upsert.
+ */
+export const RECORD_SUCCESS = `
+  WITH cleared AS (
+    DELETE FROM login_throttles WHERE username = $1 AND client_ip = $2 RETURNING 1
+  ), pruned AS (
+    DELETE FROM known_login_sources
+    WHERE $2 <> '' AND username = $1 AND (kind <> 'ip' OR last_seen_at <= $4::timestamptz)
+      AND NOT (kind = 'ip' AND value = $2)
+  ), remembered AS (
+    INSERT INTO known_login_sources (username, kind, value, first_seen_at, last_seen_at)
+    SELECT $1, 'ip', $2, $3::timestamptz, $3::timestamptz WHERE $2 <> ''
+    ON CONFLICT (username, kind, value) DO UPDATE SET
+      last_seen_at = EXCLUDED.last_seen_at,
+      first_seen_at = CASE WHEN known_login_sources.last_seen_at <= $4::timestamptz
+        THEN EXCLUDED.first_seen_at ELSE known_login_sources.first_seen_at END
+  ), given_back AS (
+    UPDATE login_account_throttles SET failures = failures - 1
+    WHERE $5::boolean AND username = $1 AND refused = 0 AND failures > 0
+      AND (SELECT count(*) FROM cleared) >= 0
+  )
+  SELECT 1`;
