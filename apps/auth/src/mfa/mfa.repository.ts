@@ -9,14 +9,19 @@ export interface StoredTotp {
   confirmedAt: Date | null;
 }
 
+const FIND_FACTOR = `
+  SELECT user_id AS "userId", secret AS "encryptedSecret", confirmed_at AS "confirmedAt"
+  FROM mfa_totp WHERE user_id = $1::uuid`;
+
 /** The `mfa_totp` table: one TOTP factor per user. */
 @Injectable()
 export class MfaRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** Every password login asks (contract §4), so it is sent without Prisma's runtime, as a prepared statement. */
   async find(userId: string): Promise<StoredTotp | undefined> {
-    const row = await this.prisma.mfaTotp.findUnique({ where: { userId } });
-    return row ? { userId: row.userId, encryptedSecret: row.secret, confirmedAt: row.confirmedAt } : undefined;
+    const [row] = await this.prisma.direct.query<StoredTotp>(FIND_FACTOR, [userId]);
+    return row;
   }
 
   /**

@@ -108,6 +108,16 @@ export class RefreshTokenFamily {
 export type FamilyLock = 'shared' | 'exclusive';
 
 /**
+ * insertFirst's statement, a family's first token (no parent): every login's one write of this table,
+ * sent without Prisma's runtime as a prepared statement.
+ */
+const INSERT_FIRST = `
+  INSERT INTO refresh_tokens (id, family_id, token_hash, user_id, org_id, client_id, scope, roles, created_at,
+                              expires_at, ip, device_id, user_agent)
+  VALUES ($1::uuid, $2::uuid, $3, $4::uuid, $5::uuid, $6, $7, $8::text[], $9::timestamptz, $10::timestamptz, $11, $12,
+          $13)`;
+
+/**
  * rotateFirstUse's statement: $1 the used token's hash, $2 the time, $3 the client it must have been
  * issued to (null: any), $4, $5 and $6 the successor's id, hash and expiry. Sent without Prisma's
  * runtime, as a prepared statement: it is a refresh's one round trip.
@@ -198,7 +208,22 @@ export class RefreshTokenRepository {
 
   /** The first token of a new family (a login); nobody else can know the family yet. */
   async insertFirst(token: NewRefreshToken): Promise<void> {
-    await this.prisma.refreshToken.create({ data: toRow(token) });
+    const row = toRow(token);
+    await this.prisma.direct.query(INSERT_FIRST, [
+      row.id,
+      row.familyId,
+      row.tokenHash,
+      row.userId,
+      row.orgId,
+      row.clientId,
+      row.scope,
+      row.roles,
+      row.createdAt,
+      row.expiresAt,
+      row.ip,
+      row.deviceId,
+      row.userAgent,
+    ]);
   }
 
   /**
