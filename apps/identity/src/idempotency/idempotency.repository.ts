@@ -26,6 +26,14 @@ export interface NewClaim {
 }
 
 /** Idempotency keys. Every write that finishes a claim names the claim's token, so only its holder can. */
+/** insertClaim's statement: a row only when the key was free ($1–$3 the key, then the claim's fields). */
+const INSERT_CLAIM = `
+  INSERT INTO idempotency_keys
+    (org_id, subject, key, fingerprint, state, claim_token, created_at, locked_until, expires_at)
+  VALUES ($1, $2, $3, $4, 'in_progress', $5::uuid, $6::timestamptz, $7::timestamptz, $8::timestamptz)
+  ON CONFLICT DO NOTHING
+  RETURNING 1 AS claimed`;
+
 @Injectable()
 export class IdempotencyRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -33,16 +41,21 @@ export class IdempotencyRepository {
   /**
    * INSERT … ON CONFLICT DO NOTHING: true when this call now holds the key. Raw, not Prisma's
    * `createMany({ skipDuplicates })`: Prisma caches no query plan for createMany and compiled this one
-   * on every user creation (WebAssembly, half of identity's time in Prisma on `users-create`).
+   * on every user creation (WebAssembly, half of identity's time in Prisma on `users-create`); and,
+   * since every creation with a key sends it, a prepared statement without Prisma's runtime.
    */
   async insertClaim({ scope, key }: KeyRef, claim: NewClaim): Promise<boolean> {
-    const inserted = await this.prisma.$executeRaw`
-      INSERT INTO idempotency_keys
-        (org_id, subject, key, fingerprint, state, claim_token, created_at, locked_until, expires_at)
-      VALUES (${scope.orgId}, ${scope.subject}, ${key}, ${claim.fingerprint}, 'in_progress',
-        ${claim.claimToken}::uuid, ${claim.now}, ${claim.lockedUntil}, ${claim.expiresAt})
-      ON CONFLICT DO NOTHING`;
-    return inserted === 1;
+    const inserted = await this.prisma.direct.query(INSERT_CLAIM, [
+      scope.orgId,
+      scope.subject,
+      key,
+      claim.fingerprint,
+      claim.claimToken,
+      claim.now,
+      claim.lockedUntil,
+      claim.expiresAt,
+    ]);
+    return inserted.length === 1;
   }
 
   async find({ scope, key }: KeyRef): Promise<StoredKey | null> {

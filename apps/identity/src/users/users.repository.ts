@@ -59,12 +59,13 @@ function uniquenessError(error: unknown): unknown {
 }
 
 /** A user of an org by id, as `User` (parameters: the user id, the org id). */
-const FIND_IN_ORG = `
-  SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
-         display_name AS "displayName", status, roles, locale, timezone,
-         created_at AS "createdAt", activated_at AS "activatedAt"
-  FROM users
-  WHERE id = $1::uuid AND org_id = $2::uuid`;
+/** A user's columns as `toRecord` reads them, for the statements sent without Prisma's runtime. */
+export const USER_COLUMNS = `
+  id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
+  display_name AS "displayName", status, roles, locale, timezone,
+  created_at AS "createdAt", activated_at AS "activatedAt"`;
+
+const FIND_IN_ORG = `SELECT ${USER_COLUMNS} FROM users WHERE id = $1::uuid AND org_id = $2::uuid`;
 
 /** Users, always within one org: every read takes the org id, so no query can cross tenants. */
 @Injectable()

@@ -24,7 +24,7 @@ function recordingRepository() {
     applyOnce: (eventId: string, type: string, effect: EventEffect) => {
       if (seen.has(eventId)) return Promise.resolve(false);
       seen.add(eventId);
-      applied.push({ eventId, type, statements: [{ sql: effect.sql.sql, values: effect.sql.values }] });
+      applied.push({ eventId, type, statements: [{ sql: effect.statement, values: effect.values }] });
       return Promise.resolve(true);
     },
   };
