@@ -85,7 +85,8 @@ export const ADMIT = `
  * sources that no longer count (last seen at or before $4, or of another kind than `ip`); and, when the
  * attempt took a slot of the budget ($5), gives it back while nothing of the window was refused. The
  * sub-statements see one snapshot, so none may touch a row another changes: the pruning leaves the
- * recorded source to the upsert.
+ * recorded source to the upsert. `given_back` reads `cleared` only to run after it: without that,
+ * Postgres updated the budget's row before it deleted the pair's (login-throttle.integration.spec.ts).
  */
 export const RECORD_SUCCESS = `
   WITH cleared AS (
