@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
-import { PairSlot } from './login-throttle.repository';
+import { PairSlot, PairWindow } from './login-throttle.repository';
 import { CLEAR_PAIR, TAKE_PAIR_SLOT } from './login-throttle.statements';
-
-export interface PairWindow {
-  maxFailures: number;
-  windowSeconds: number;
-  lockSeconds: number;
-}
 
 /**
  * The `login_throttles` table alone, for password checks that have a pair but no account budget (the

@@ -18,8 +18,15 @@ export interface AccountBudget {
   windowStartedAt: Date;
 }
 
+/** A pair's rules: `maxFailures` attempts in `windowSeconds` lock it for `lockSeconds`. */
+export interface PairWindow {
+  maxFailures: number;
+  windowSeconds: number;
+  lockSeconds: number;
+}
+
 export interface LoginRules {
-  pair: { maxFailures: number; windowSeconds: number; lockSeconds: number };
+  pair: PairWindow;
   account: { maxFailures: number; windowSeconds: number };
 }
 
