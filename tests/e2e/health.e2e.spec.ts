@@ -95,24 +95,29 @@ describe('GET /v2/system/health against the real dependencies', () => {
     expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('writes an access log line for the request, with its route, status, duration, request id and client', async () => {
-    await fetch(stack.url('/v2/system/health'), { headers: { 'X-Request-Id': 'access-log-1' } });
+  it('writes an access log line for a request, with its route, status, duration, request id and client', async () => {
+    // A probe answered 200 gets no line (health/answered-probe.ts); the request after it does.
+    await fetch(stack.url('/v2/system/health'), { headers: { 'X-Request-Id': 'quiet-probe-1' } });
+    await fetch(stack.url('/v2/auth/jwks'), { headers: { 'X-Request-Id': 'access-log-1' } });
     const log = path.join(repositoryRoot, '.data/test-logs', `${stack.ports.http}-gateway.log`);
-    const line = await waitFor('the access log line', () =>
+    const accessLines = () =>
       fs
         .readFileSync(log, 'utf8')
         .split('\n')
         .filter((text) => text.includes('"kind":"access"'))
-        .map((text) => JSON.parse(text) as Record<string, unknown>)
-        .find((entry) => entry.request_id === 'access-log-1'),
+        .map((text) => JSON.parse(text) as Record<string, unknown>);
+    const line = await waitFor('the access log line', () =>
+      accessLines().find((entry) => entry.request_id === 'access-log-1'),
     );
     expect(line).toMatchObject({
       method: 'GET',
-      route: '/v2/system/health',
+      route: '/v2/auth/jwks',
       status: 200,
       duration_ms: expect.any(Number),
       client_address: '127.0.0.1',
     });
+    // Lines are written in the order the answers went out: the probe's would be there by now.
+    expect(accessLines().filter((entry) => entry.request_id === 'quiet-probe-1')).toEqual([]);
   });
 
   it('is degraded (200) while the cache is down, and healthy again when it returns', async () => {

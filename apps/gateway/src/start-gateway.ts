@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import { AuthenticateHook } from './auth/authenticate.hook';
 import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
+import { answeredProbe } from './health/answered-probe';
 import { HealthReporter } from './health/health-reporter';
 import { refuseControlCharacters } from './http/control-characters';
 import { clientError, frameworkError, LimitRequest } from './http/framework-errors';
@@ -67,7 +68,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   runRequestsInContext(fastify);
   instrumentHttp(fastify, registry);
   const accessLog = config.ACCESS_LOG ? asyncStdout() : undefined;
-  if (accessLog) logAccess(fastify, 'gateway', accessLog);
+  if (accessLog) logAccess(fastify, 'gateway', accessLog, answeredProbe);
   closeConnectionsOnShutdown(fastify);
   fastify.addHook('onRoute', (route) => {
     // Plain Fastify routes (the API docs) declare their group in their config like controllers do.

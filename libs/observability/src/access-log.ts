@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import pino from 'pino';
 
 import { lineFormat } from './logger';
@@ -32,10 +32,19 @@ export function asyncStdout(): pino.DestinationStream & { flushSync(): void } {
  * Its lines look like every other log line (`lineFormat`), but its logger has no redaction and no
  * request-context mixin: the fields are these seven, none of them secret, and the request id is one of
  * them. With both, the line was a tenth of the gateway's time on `health` (bench/results/profiles.md).
+ *
+ * `unlogged` names answers that get no line (a probe's successes: see the gateway's start-up); they
+ * are still counted in the metrics.
  */
-export function logAccess(fastify: FastifyInstance, service: string, destination: pino.DestinationStream): void {
+export function logAccess(
+  fastify: FastifyInstance,
+  service: string,
+  destination: pino.DestinationStream,
+  unlogged: (request: FastifyRequest, reply: FastifyReply) => boolean = () => false,
+): void {
   const logger = pino(lineFormat(service, 'info'), destination);
   fastify.addHook('onResponse', (request, reply, done) => {
+    if (unlogged(request, reply)) return done();
     const route = request.routeOptions.url ?? 'unmatched';
     logger.info(
       {
