@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
-import { PairSlot, PairWindow } from './login-throttle.repository';
+import { PairRow, PairSlot, pairSlotOf, PairWindow } from './login-throttle.repository';
 import { CLEAR_PAIR, TAKE_PAIR_SLOT } from './login-throttle.statements';
 
 /**
@@ -16,7 +16,7 @@ export class LockoutRepository {
   /** Counts one attempt of the pair with one atomic upsert (TAKE_PAIR_SLOT). */
   async takeSlot(username: string, clientIp: string, now: Date, rules: PairWindow): Promise<PairSlot> {
     const { maxFailures, windowSeconds, lockSeconds } = rules;
-    const [slot] = await this.prisma.direct.query<{ attempts: number; locked_until: Date | null }>(TAKE_PAIR_SLOT, [
+    const [slot] = await this.prisma.direct.query<PairRow>(TAKE_PAIR_SLOT, [
       username,
       clientIp,
       now,
@@ -24,7 +24,7 @@ export class LockoutRepository {
       maxFailures,
       lockSeconds,
     ]);
-    return { attempts: slot.attempts, lockedUntil: slot.locked_until };
+    return pairSlotOf(slot);
   }
 
   /** Forgets the pair's attempts (after a successful check). */

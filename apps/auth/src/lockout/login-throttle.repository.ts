@@ -10,6 +10,14 @@ export interface PairSlot {
   lockedUntil: Date | null;
 }
 
+/** A pair's row as the statements answer it (TAKE_PAIR_SLOT, ADMIT). */
+export interface PairRow {
+  attempts: number;
+  locked_until: Date | null;
+}
+
+export const pairSlotOf = (row: PairRow): PairSlot => ({ attempts: row.attempts, lockedUntil: row.locked_until });
+
 /** An account's hourly budget after an attempt took a slot of it. */
 export interface AccountBudget {
   failures: number;
@@ -37,9 +45,7 @@ export interface Admission {
   budget?: AccountBudget;
 }
 
-interface AdmitRow {
-  attempts: number;
-  locked_until: Date | null;
+interface AdmitRow extends PairRow {
   exempt: boolean;
   failures: number | null;
   refused: number | null;
@@ -79,7 +85,7 @@ export class LoginThrottleRepository {
       rules.account.maxFailures,
       rules.account.windowSeconds,
     ]);
-    const pair = { attempts: row.attempts, lockedUntil: row.locked_until };
+    const pair = pairSlotOf(row);
     if (row.failures === null || row.refused === null || row.window_started_at === null) return { pair };
     return { pair, budget: { failures: row.failures, refused: row.refused, windowStartedAt: row.window_started_at } };
   }
