@@ -33,8 +33,8 @@ export function asyncStdout(): pino.DestinationStream & { flushSync(): void } {
  * request-context mixin: the fields are these seven, none of them secret, and the request id is one of
  * them. With both, the line was a tenth of the gateway's time on `health` (bench/results/profiles.md).
  *
- * `unlogged` names answers that get no line (a probe's successes: see the gateway's start-up); they
- * are still counted in the metrics.
+ * `unlogged` names answers that get no line (the gateway's: health probes answered 2xx,
+ * apps/gateway/src/health/answered-probe.ts); they are still counted in the metrics.
  */
 export function logAccess(
   fastify: FastifyInstance,

@@ -25,7 +25,6 @@ export interface NewClaim {
   expiresAt: Date;
 }
 
-/** Idempotency keys. Every write that finishes a claim names the claim's token, so only its holder can. */
 /** insertClaim's statement: a row only when the key was free ($1–$3 the key, then the claim's fields). */
 const INSERT_CLAIM = `
   INSERT INTO idempotency_keys
@@ -34,6 +33,7 @@ const INSERT_CLAIM = `
   ON CONFLICT DO NOTHING
   RETURNING 1 AS claimed`;
 
+/** Idempotency keys. Every write that finishes a claim names the claim's token, so only its holder can. */
 @Injectable()
 export class IdempotencyRepository {
   constructor(private readonly prisma: PrismaService) {}
