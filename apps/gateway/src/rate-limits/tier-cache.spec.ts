@@ -22,17 +22,25 @@ class ScriptedPlatform {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('TierCache', () => {
-  const config = { RATE_LIMIT_TIERS_TTL_MS: 20, RATE_LIMIT_TIERS_REFRESH_WAIT_MS: 50 } as GatewayConfig;
+  const TTL_MS = 60_000;
+  const config = { RATE_LIMIT_TIERS_TTL_MS: TTL_MS, RATE_LIMIT_TIERS_REFRESH_WAIT_MS: 50 } as GatewayConfig;
   let platform: ScriptedPlatform;
   let cache: TierCache;
+  // The cache's clock is the test's: a loaded CI machine cannot make an entry older than the test says.
+  let now: number;
+  const advance = (ms: number) => (now += ms);
 
   beforeEach(() => {
+    now = 1_700_000_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
     platform = new ScriptedPlatform();
     cache = new TierCache(platform as unknown as PlatformBackend, config);
   });
+
+  afterEach(() => jest.restoreAllMocks());
 
   it('waits for the first answer about an org, and serves it from memory until it expires', async () => {
     const first = cache.tiersOf(ORG);
@@ -46,12 +54,12 @@ describe('TierCache', () => {
     const first = cache.tiersOf(ORG);
     platform.answer(600);
     await first;
-    await sleep(12); // past half the 20 ms TTL, not expired
+    advance(TTL_MS / 2 + 1); // past half the TTL, not expired
     // The platform has not answered the refresh: the request is decided at once with the tiers in memory.
     expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(600);
     expect(platform.calls).toBe(2);
     platform.answer(900);
-    await sleep(0);
+    await settle();
     expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(900);
     expect(platform.calls).toBe(2);
   });
@@ -60,7 +68,7 @@ describe('TierCache', () => {
     const first = cache.tiersOf(ORG);
     platform.answer(600);
     await first;
-    await sleep(30);
+    advance(TTL_MS + 1);
     const refreshed = cache.tiersOf(ORG);
     platform.answer(900);
     expect((await refreshed)[0].ratePerMinute).toBe(900);
@@ -70,14 +78,14 @@ describe('TierCache', () => {
     const first = cache.tiersOf(ORG);
     platform.answer(600);
     await first;
-    await sleep(30);
+    advance(TTL_MS + 1);
     // The platform does not answer (yet): the request is still decided, with what was known.
     expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(600);
     // Requests meanwhile share the one refresh in flight.
     await cache.tiersOf(ORG);
     expect(platform.calls).toBe(2);
     platform.answer(900);
-    await sleep(0);
+    await settle();
     expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(900);
   });
 });
