@@ -1,3 +1,5 @@
+import { createHash, randomBytes } from 'node:crypto';
+
 import { request, TestStack } from '@acct/testing';
 import fc from 'fast-check';
 
@@ -124,5 +126,61 @@ describe('one canonical client address', () => {
     expect(locked.body.code).toBe('login_locked');
     // Another /64 is another client.
     expect((await attempt('2001:db8:77:2::1', PASSWORD)).status).toBe(200);
+  }, 120_000);
+
+  // Contract §6: the login page's attempts go through the same lockout as the token endpoint's, so
+  // its client is the same canonical address: a forwarded value that is not an address is the proxy.
+  it('locks (username, IP) at the login page too when the forwarded values are not addresses', async () => {
+    const redirectUri = 'https://app.addresses.test/callback';
+    const spa = stack.cli<{ client_id: string }>(
+      ...['create-client', '--org-id', org.org_id, '--name', 'Browser app', '--type', 'public'],
+      ...['--grant-types', 'authorization_code', '--redirect-uris', redirectUri, '--scopes', 'users:read'],
+    );
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: spa.client_id,
+      redirect_uri: redirectUri,
+      scope: 'users:read',
+      state: 's',
+      code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    /** Waits out the per-IP `auth` tier (problem+json 429), not the lockout (the page again, HTML 429). */
+    const unthrottled = async (send: () => Promise<Response>): Promise<Response> => {
+      for (;;) {
+        const response = await send();
+        if (response.status !== 429 || response.headers.get('content-type')?.startsWith('text/html')) return response;
+        await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after')) * 1000));
+      }
+    };
+    const page = await unthrottled(() =>
+      fetch(stack.url(`/v2/auth/authorize?${query.toString()}`), { headers: { 'x-forwarded-for': 'unknown' } }),
+    );
+    expect(page.status).toBe(200);
+    const fields = Object.fromEntries(
+      [...(await page.text()).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [
+        match[1],
+        match[2].replace(/&amp;/g, '&'),
+      ]),
+    );
+    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0];
+    const signIn = (forwardedFor: string, password: string) =>
+      unthrottled(() =>
+        fetch(stack.url('/v2/auth/authorize'), {
+          method: 'POST',
+          redirect: 'manual',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            'x-forwarded-for': forwardedFor,
+            cookie,
+          },
+          body: new URLSearchParams({ ...fields, username: EMAIL, password }).toString(),
+        }),
+      );
+    const garbage = ['unknown', 'garbage', '1.2.3', '0x7f.0.0.1', 'a.b.c.d:80', '010.0.0.1'];
+    for (const value of garbage.slice(0, 5)) expect((await signIn(value, 'wrong-pass-1')).status).toBe(400);
+    const locked = await signIn(garbage[5], PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(locked.headers.get('location')).toBeNull();
   }, 120_000);
 });

@@ -11,6 +11,7 @@ import { Public } from '../auth/access.decorators';
 import { AuthBackend } from '../backends/backends.module';
 import { GatewayIdentity } from '../backends/gateway-identity';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { clientAddress } from '../http/client-address';
 import { FORM_CONTENT_TYPE, isPlainObject, mediaTypeOf } from '../http/request-body';
 import { ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
@@ -227,7 +228,8 @@ export class AuthorizeController {
         mfaTicket,
         csrfNonce: nonce,
         csrfToken,
-        clientIp: request.ip,
+        // The token endpoint's canonical client address, so both count in the same lockout pair.
+        clientIp: clientAddress(request),
         deviceId: headerValue(request.headers['x-device-id']).slice(0, 200),
         userAgent: headerValue(request.headers['user-agent']).slice(0, 400),
         deviceToken: (request.cookies[DEVICE_COOKIE] ?? '').slice(0, MAX_PARAMETER_LENGTH * 2),
