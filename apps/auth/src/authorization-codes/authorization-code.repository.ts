@@ -16,6 +16,9 @@ export interface StoredAuthorizationCode {
 
 export type NewAuthorizationCode = StoredAuthorizationCode & { codeHash: string; createdAt: Date };
 
+/** A code as claimed: also when it was issued. */
+export type ClaimedAuthorizationCode = StoredAuthorizationCode & { createdAt: Date };
+
 /** What an exchange will issue, chosen when the code is claimed so that a replay can revoke it. */
 export interface Issuance {
   familyId: string;
@@ -36,7 +39,7 @@ export class AuthorizationCodeRepository {
    * Marks the code used (one conditional UPDATE, so of concurrent exchanges exactly one wins) and
    * records what it will issue; the code, or undefined when it is unknown or was used before.
    */
-  async claim(codeHash: string, at: Date, issuance: Issuance): Promise<StoredAuthorizationCode | undefined> {
+  async claim(codeHash: string, at: Date, issuance: Issuance): Promise<ClaimedAuthorizationCode | undefined> {
     const { count } = await this.prisma.authorizationCode.updateMany({
       where: { codeHash, usedAt: null },
       data: { usedAt: at, ...issuance },
@@ -53,6 +56,7 @@ export class AuthorizationCodeRepository {
       scopes: row.scope.split(' ').filter(Boolean),
       roles: row.roles,
       expiresAt: row.expiresAt,
+      createdAt: row.createdAt,
     };
   }
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 import { Clock } from '@acct/clock';
+import { Revocations } from '@acct/revocation';
 import { Injectable, Logger } from '@nestjs/common';
 
 import { OAuthErrors } from '../oauth/oauth-errors';
@@ -30,7 +31,8 @@ const hashCode = (code: string) => createHash('sha256').update(code, 'utf8').dig
 
 /**
  * Authorization codes (contract §6): 256 random bits, stored as SHA-256, single use, 60 s, bound to
- * the client, redirect URI, S256 challenge, user and scope. The first exchange attempt uses the code
+ * the client, redirect URI, S256 challenge, user and scope; a code issued before the user's sessions
+ * were ended (contract §6–7) is refused. The first exchange attempt uses the code
  * up, whatever its outcome; any later one is a replay: refused, and the refresh family the code's
  * exchange started is revoked (RFC 6749 §4.1.2).
  */
@@ -41,6 +43,7 @@ export class AuthorizationCodes {
   constructor(
     private readonly codes: AuthorizationCodeRepository,
     private readonly refreshTokens: RefreshTokenService,
+    private readonly revocations: Revocations,
     private readonly clock: Clock,
   ) {}
 
@@ -68,13 +71,17 @@ export class AuthorizationCodes {
       if (replayed) await this.revoke(replayed);
       throw OAuthErrors.badAuthorizationCode();
     }
+    // Issued before the user's sessions were ended (password set or reset, disabled, deleted): the
+    // sign-in it stands for is ended too, like the refresh families and access tokens of that time.
+    const endedBefore = this.revocations.set.subjectRevokedBefore(claimed.orgId, claimed.userId);
     const bound =
       claimed.expiresAt.getTime() > now &&
+      (endedBefore === undefined || claimed.createdAt.getTime() >= endedBefore) &&
       claimed.clientId === exchange.clientId &&
       claimed.redirectUri === exchange.redirectUri &&
       verifierMatches(exchange.codeVerifier, claimed.codeChallenge);
     if (!bound) throw OAuthErrors.badAuthorizationCode();
-    const { expiresAt: _expiresAt, ...grant } = claimed;
+    const { expiresAt: _expiresAt, createdAt: _createdAt, ...grant } = claimed;
     return { ...grant, ...issuance, codeHash };
   }
 

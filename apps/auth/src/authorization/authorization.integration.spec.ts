@@ -10,6 +10,7 @@ import { VerifiedUser } from '../identity/identity.client';
 import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { MfaService } from '../mfa/mfa.service';
 import { RecoveryCodesService } from '../mfa/recovery-codes.service';
+import { RefreshTokenService } from '../refresh/refresh-token.service';
 import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
@@ -407,6 +408,21 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
         ...Array.from({ length: 6 }, () => ['failure', 'invalid_request']),
         ['success', 'issued'],
       ]);
+    });
+  });
+
+  describe("after the user's sessions are ended (password set or reset, disabled, deleted)", () => {
+    it('refuses a code issued before, so that no session outlives the change', async () => {
+      const { code, codeVerifier } = await codeFor();
+      auth.harness.clock.advance(1000);
+      await auth.harness.get(RefreshTokenService).revokeUser(ORG, USER.id, auth.harness.clock.now());
+      auth.harness.clock.advance(1000);
+      const error = await refusal(exchange({ code, codeVerifier, redirectUri: REDIRECT }));
+      expect(error).toMatchObject({ code: 'invalid_grant', options: { extensions: { error: 'invalid_grant' } } });
+      // A code of a sign-in after the change is good.
+      const later = await codeFor();
+      const set = await exchange({ code: later.code, codeVerifier: later.codeVerifier, redirectUri: REDIRECT });
+      await expect(verifier.verify(set.accessToken)).resolves.toMatchObject({ subject: USER.id });
     });
   });
 
