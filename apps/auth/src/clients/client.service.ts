@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { isRole, Role, ROLE_DEFAULT_SCOPES, ROLES, scopesOfRoles } from '@acct/access-token';
-import { DomainError, FieldError, validationFailed } from '@acct/problem';
+import { DomainError, FieldError, hasControlCharacter, validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { OAuthErrors } from '../oauth/oauth-errors';
@@ -73,9 +73,13 @@ export class ClientService {
     return client;
   }
 
-  /** A client by id, for the authorization endpoint (which only names it); undefined when unknown. */
+  /**
+   * A client by id, for the authorization, revocation and introspection endpoints; undefined when
+   * unknown. An id holding a control character names no client (and Postgres refuses U+0000 in text):
+   * the HTTP Basic user reaches here undecided by the gateway's control-character check.
+   */
   async find(clientId: string): Promise<OAuthClient | undefined> {
-    if (clientId.length === 0 || clientId.length > 200) return undefined;
+    if (clientId.length === 0 || clientId.length > 200 || hasControlCharacter(clientId)) return undefined;
     return (await this.clients.findForAuthentication(clientId)) ?? undefined;
   }
 

@@ -180,6 +180,24 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     }
   });
 
+  // The gateway refuses control characters in body fields, but not in the HTTP Basic user it decodes:
+  // a client_id holding U+0000 reaches auth, whose client lookup must not hand it to Postgres.
+  it('refuses a client_id holding a control character as invalid_client, for revocation and introspection', async () => {
+    const session = await login(USERS[0].email);
+    for (const clientId of ['bad\u0000client', `${introspector.clientId}\u0000`]) {
+      expect((await refusal(revoke(session.accessToken, { clientId, clientSecret: 'x' }))).code).toBe('invalid_client');
+      expect((await refusal(revoke(session.accessToken, { clientId, clientSecret: '' }))).code).toBe('invalid_client');
+      expect(
+        (
+          await refusal(
+            rpc.introspectToken({ token: session.accessToken, tokenTypeHint: '', clientId, clientSecret: 'x' }),
+          )
+        ).code,
+      ).toBe('invalid_client');
+    }
+    expect(await accepted(session.accessToken)).toBe(true);
+  });
+
   it('lets an internal caller with internal:revocation revoke any token, and nobody else without a client', async () => {
     const session = await login(USERS[0].email);
     const withToken = (token: string) => {
