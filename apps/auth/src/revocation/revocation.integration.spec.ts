@@ -250,6 +250,27 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     expect(await introspect(session.refreshToken)).toMatchObject({ active: false });
   });
 
+  it('says a refresh token is inactive once its client is deleted (the refresh grant refuses it from then on)', async () => {
+    const clients = harness.get(ClientService);
+    const app = await clients.create({
+      orgId: ORG,
+      name: 'deleted later',
+      grantTypes: ['password', 'refresh_token'],
+      scopes: ['users:read'],
+    });
+    const session = await tokens.issue(passwordLogin({ username: USERS[0].email, ...app }));
+    expect(await introspect(session.refreshToken)).toMatchObject({ active: true, clientId: app.clientId });
+    await clients.delete(app.clientId);
+    expect(await introspect(session.refreshToken)).toMatchObject({ active: false, clientId: '' });
+    expect(
+      (
+        await refusal(
+          tokens.issue(passwordLogin({ grantType: 'refresh_token', refreshToken: session.refreshToken, ...app })),
+        )
+      ).code,
+    ).toBe('invalid_client');
+  });
+
   it('says inactive to a client of another org, for garbage, and refuses a public client', async () => {
     const session = await login(USERS[0].email);
     expect((await introspect(session.accessToken, otherOrgIntrospector)).active).toBe(false);

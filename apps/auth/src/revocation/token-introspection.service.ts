@@ -6,6 +6,7 @@ import { Revocations } from '@acct/revocation';
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeJwt } from 'jose';
 
+import { ClientService, REFRESH_TOKEN } from '../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../config';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { RefreshTokenService } from '../refresh/refresh-token.service';
@@ -27,13 +28,15 @@ const INACTIVE: authV1.IntrospectTokenResponse = {
 
 /**
  * RFC 7662 introspection. Active only when the token is valid right now: an access token that
- * verifies (signature, lifetime, not revoked), or a refresh token that could still be exchanged; and
- * of the asking client's org. Anything else is `{active: false}` and nothing more.
+ * verifies (signature, lifetime, not revoked), or a refresh token that could still be exchanged (its
+ * family live, its user's sessions not ended since, its client still registered for refresh_token);
+ * and of the asking client's org. Anything else is `{active: false}` and nothing more.
  */
 @Injectable()
 export class TokenIntrospectionService {
   constructor(
     private readonly refreshTokens: RefreshTokenService,
+    private readonly clients: ClientService,
     private readonly revocations: Revocations,
     @Inject(ACCESS_TOKEN_VERIFIER) private readonly verifier: AccessTokenVerifier,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
@@ -84,6 +87,7 @@ export class TokenIntrospectionService {
     if (!stored || !this.refreshTokens.isUsable(stored)) return undefined;
     const endedBefore = this.revocations.set.subjectRevokedBefore(stored.orgId, stored.userId);
     if (endedBefore !== undefined && stored.createdAt.getTime() < endedBefore) return undefined;
+    if (!(await this.exchangeableFor(stored.clientId))) return undefined;
     return {
       active: true,
       scope: stored.scopes.join(' '),
@@ -97,5 +101,12 @@ export class TokenIntrospectionService {
       tokenType: 'refresh_token',
       orgId: stored.orgId,
     };
+  }
+
+  /** Whether the refresh grant would still take a token of `clientId`: a deleted client's are refused. */
+  private async exchangeableFor(clientId: string): Promise<boolean> {
+    if (clientId === this.config.DEFAULT_PUBLIC_CLIENT_ID) return true;
+    const client = await this.clients.find(clientId);
+    return client?.grantTypes.includes(REFRESH_TOKEN) ?? false;
   }
 }
