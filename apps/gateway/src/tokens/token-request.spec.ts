@@ -70,4 +70,23 @@ describe('tokenParameters (POST /v2/auth/token)', () => {
       error: 'invalid_client',
     });
   });
+
+  it('answers malformed Basic credentials with a Basic challenge (RFC 6749 §5.2: 401 with WWW-Authenticate)', () => {
+    for (const authorization of [
+      `Basic ${Buffer.from('no-colon').toString('base64')}`,
+      `Basic ${Buffer.from('%E0%A4%A:secret').toString('base64')}`,
+    ]) {
+      let thrown: unknown;
+      try {
+        tokenParameters(request({ grant_type: 'client_credentials' }, { authorization }));
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(DomainError);
+      expect((thrown as DomainError).status).toBe(401);
+      expect((thrown as DomainError).options.headers).toEqual({
+        'WWW-Authenticate': expect.stringMatching(/^Basic realm="[^"]+"$/),
+      });
+    }
+  });
 });

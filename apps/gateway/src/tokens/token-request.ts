@@ -1,6 +1,7 @@
 import { DomainError } from '@acct/problem';
 import type { FastifyRequest } from 'fastify';
 
+import { REALM } from '../auth/authenticated-request';
 import { FORM_CONTENT_TYPE, isJsonMediaType, isPlainObject, mediaTypeOf } from '../http/request-body';
 
 const FIELDS = [
@@ -28,6 +29,13 @@ export const MAX_PARAMETER_LENGTH = 1024;
 /** An RFC 6749 §5.2 error: the OAuth `error` member beside the problem members. */
 export const oauthError = (code: 'invalid_request' | 'invalid_client', description: string) =>
   new DomainError(code, description, { extensions: { error: code, error_description: description } });
+
+/** Basic credentials that cannot be read: RFC 6749 §5.2 asks for 401 with a challenge of the scheme used. */
+const malformedBasic = () =>
+  new DomainError('invalid_client', 'The HTTP Basic credentials are malformed.', {
+    extensions: { error: 'invalid_client', error_description: 'The HTTP Basic credentials are malformed.' },
+    headers: { 'WWW-Authenticate': `Basic realm="${REALM}"` },
+  });
 
 /** The parameters of `POST /v2/auth/token` (see `clientRequestParameters`); `grant_type` defaults to password. */
 export function tokenParameters(request: FastifyRequest): TokenParameters {
@@ -72,7 +80,7 @@ export function clientRequestParameters<Field extends string>(
       throw oauthError('invalid_request', 'client_id differs from the HTTP Basic user.');
     }
     if (basic.id.length > MAX_PARAMETER_LENGTH || basic.secret.length > MAX_PARAMETER_LENGTH) {
-      throw oauthError('invalid_client', 'The HTTP Basic credentials are malformed.');
+      throw malformedBasic();
     }
     parameters.client_id = basic.id;
     parameters.client_secret = basic.secret;
@@ -85,7 +93,7 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   if (!match?.[1]) return undefined;
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw oauthError('invalid_client', 'The HTTP Basic credentials are malformed.');
+  if (colon < 0) throw malformedBasic();
   try {
     // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined.
     return {
@@ -93,6 +101,6 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
       secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
     };
   } catch {
-    throw oauthError('invalid_client', 'The HTTP Basic credentials are malformed.');
+    throw malformedBasic();
   }
 }
