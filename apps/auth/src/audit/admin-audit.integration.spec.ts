@@ -204,4 +204,15 @@ describe('admin-action audit (real Postgres)', () => {
     }
     await expect(audit.list(callerOf(['admin']), 101, '')).rejects.toMatchObject({ code: 'validation_failed' });
   });
+
+  it('refuses a well-formed cursor whose time Postgres cannot hold with validation_failed, not a database error', async () => {
+    for (const at of ['0000-01-01T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '-005000-01-01T00:00:00.000Z']) {
+      const cursor = Buffer.from(JSON.stringify([at, TARGET])).toString('base64url');
+      await expect(audit.list(callerOf(['admin']), 10, cursor)).rejects.toMatchObject({ code: 'validation_failed' });
+    }
+    for (const at of ['0001-01-01T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']) {
+      const cursor = Buffer.from(JSON.stringify([at, TARGET])).toString('base64url');
+      await expect(audit.list(callerOf(['admin']), 10, cursor)).resolves.toHaveProperty('entries');
+    }
+  });
 });

@@ -6,6 +6,9 @@ export interface AuditPosition {
   id: string;
 }
 
+/** 0001-01-01T00:00:00Z: no entry is older, and every later instant a `Date` holds fits a timestamptz. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z');
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const invalidCursor = () =>
@@ -30,7 +33,8 @@ export function decodeCursor(cursor: string): AuditPosition | undefined {
   const [at, id] = parsed as unknown[];
   if (typeof at !== 'string' || typeof id !== 'string' || !UUID.test(id)) throw invalidCursor();
   const date = new Date(at);
-  if (Number.isNaN(date.getTime())) throw invalidCursor();
+  // A time Postgres cannot hold (before 4713 BC, or the year 0 it has no notation for) is not one we wrote.
+  if (Number.isNaN(date.getTime()) || date.getTime() < EARLIEST) throw invalidCursor();
   return { at: date, id };
 }
 
