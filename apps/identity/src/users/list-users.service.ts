@@ -22,8 +22,11 @@ export interface ListUsersQuery {
   cursor: string;
 }
 
+/** The latest instant a JS `Date` holds (ECMA-262 §21.4.1.1); a later `t` would be an Invalid Date. */
+const MAX_TIME = 8.64e15;
+
 /** A cursor is the position of a page's last user, opaque to clients (base64url JSON). */
-const cursorShape = z.object({ t: z.int().nonnegative(), i: z.string().refine(isUuid) }).strict();
+const cursorShape = z.object({ t: z.int().nonnegative().max(MAX_TIME), i: z.string().refine(isUuid) }).strict();
 
 export const encodeCursor = (position: UserPosition): string =>
   Buffer.from(JSON.stringify({ t: position.createdAt.getTime(), i: position.id })).toString('base64url');

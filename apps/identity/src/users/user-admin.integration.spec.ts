@@ -224,6 +224,7 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       [{ status: 'deleted' }, 'status'],
       [{ cursor: 'not-a-cursor' }, 'cursor'],
       [{ cursor: Buffer.from('{"t":1,"i":"x"}').toString('base64url') }, 'cursor'],
+      [{ cursor: Buffer.from(`{"t":9000000000000000,"i":"${crypto.randomUUID()}"}`).toString('base64url') }, 'cursor'],
       [{ q: 'x'.repeat(255) }, 'q'],
     ])('refuses %j with validation_failed naming %s', async (query, field) => {
       const error = await failure(list(admin, query));
