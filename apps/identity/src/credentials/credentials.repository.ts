@@ -66,6 +66,9 @@ export class CredentialsRepository {
       where: { id: userId, status: 'pending' },
       data: { status: 'active', activatedAt: now, passwordHash },
     });
+    // A user that set its first password while disabled has set one all the same: enabled again, it is
+    // `active` (activated_at is what EnableUser reads), not `pending` with its link already used.
+    await db.user.updateMany({ where: { id: userId, activatedAt: null }, data: { activatedAt: now } });
     const row = await db.user.update({ where: { id: userId }, data: { passwordHash } });
     return { user: toRecord(row), activated: activated.count === 1 };
   }

@@ -6,6 +6,7 @@ import { DynamicModule, Module, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 
+import { ActivationModule } from '../activation/activation.module';
 import { createBootstrapService } from '../bootstrap/bootstrap.command';
 import { IDENTITY_CONFIG, IdentityConfig, loadIdentityConfig } from '../config';
 import { CredentialsModule } from '../credentials/credentials.module';
@@ -51,7 +52,13 @@ export class IdentityHarness {
     const clock = new FakeClock();
     try {
       const module = await Test.createTestingModule({
-        imports: [SpecCoreModule.forRoot(config, clock), UsersModule, PasswordsModule, CredentialsModule],
+        imports: [
+          SpecCoreModule.forRoot(config, clock),
+          UsersModule,
+          PasswordsModule,
+          CredentialsModule,
+          ActivationModule,
+        ],
       })
         .setLogger({ log: () => undefined, warn: () => undefined, error: () => undefined })
         .compile();

@@ -1,6 +1,7 @@
 import { Caller, scopesOfRoles } from '@acct/access-token';
 import { userDeleted, userDisabled, userEnabled, userUpdated } from '@acct/events';
 
+import { PasswordSetService } from '../activation/password-set.service';
 import { PrismaService } from '../prisma/prisma.service';
 import { callerOf, domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserCommand, CreateUserService } from './create-user.service';
@@ -397,6 +398,15 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       await prisma.user.update({ where: { id: admin.id }, data: { status: 'active', activatedAt: new Date() } });
       await statuses.disable(acme.admin, admin.id, []);
       expect((await statuses.enable(acme.admin, admin.id, [])).status).toBe('active');
+    });
+
+    it('enables a user that set its password while disabled back to active, as one that had ever set a password', async () => {
+      const user = await create(acme, { sendActivation: false });
+      const { token } = await identity.get(PasswordSetService).requestReset(acme.admin, user.id, false);
+      await statuses.disable(acme.admin, user.id, []);
+      await identity.get(PasswordSetService).setPassword(token, 'a-new-password-1');
+      expect((await reads.get(acme.admin, user.id)).status).toBe('disabled');
+      expect((await statuses.enable(acme.admin, user.id, [])).status).toBe('active');
     });
 
     it('refuses an admin disabling itself, and the last active admin, with last_admin', async () => {
