@@ -67,8 +67,9 @@ export function ifMatchTags(header: string | string[] | undefined): string[] {
   if (header === undefined) return [];
   const value = Array.isArray(header) ? header.join(',') : header;
   if (value.trim() === '*') return ['*'];
+  // A quoted "*" is an entity-tag like any other (no user's), not the wildcard: identity reads `*` as "any".
   const tags = [...value.matchAll(/(W\/)?"([\x21\x23-\x7e]*)"/g)].flatMap(([, weak, tag]) =>
-    weak || tag === undefined ? [] : [tag],
+    weak || tag === undefined || tag === '*' ? [] : [tag],
   );
   return tags.length > 0 ? tags : [''];
 }
