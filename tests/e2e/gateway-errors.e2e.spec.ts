@@ -47,6 +47,24 @@ describe('gateway errors are problem+json', () => {
     }
   });
 
+  it('takes a JSON merge patch (application/merge-patch+json, RFC 7396) as the JSON body it is', async () => {
+    for (const type of ['application/json', 'application/merge-patch+json']) {
+      const response = await api.call(`/v2/users/${crypto.randomUUID()}`, {
+        method: 'PATCH',
+        headers: { 'content-type': type },
+        raw: '{"display_name":"Ada"}',
+      });
+      // Past the body, at the guard: no token.
+      expectProblem(response, 401, 'unauthenticated');
+    }
+    const broken = await api.call(`/v2/users/${crypto.randomUUID()}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      raw: '{"display_name": ',
+    });
+    expectProblem(broken, 400, 'malformed_body');
+  });
+
   it('keeps the client request id on errors too', async () => {
     const response = await api.call('/v2/nowhere', { headers: { 'X-Request-Id': 'trace-42' } });
     const problem = expectProblem(response, 404, 'not_found');

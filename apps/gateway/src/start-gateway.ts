@@ -32,6 +32,9 @@ import { buildOpenApiDocument } from './openapi/openapi-document';
 import { serveApiDocs } from './openapi/serve-api-docs';
 import { RateLimitHook } from './rate-limits/rate-limit.hook';
 
+/** `application/<subtype>+json`, with or without parameters (what `isJsonMediaType` accepts besides application/json). */
+const STRUCTURED_JSON = /^application\/[^\s;/]+\+json(?:;|$)/;
+
 /** Contract §1: bodies over 64 KiB are refused with 413. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -82,6 +85,13 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   // Only JSON is a body; everything else is 415 (the token endpoint adds form encoding itself).
   fastify.removeContentTypeParser('text/plain');
+  // A structured `+json` type is JSON too (RFC 6839; `application/merge-patch+json` for PATCH, RFC
+  // 7396), parsed as application/json is; `jsonObjectBody` accepts it.
+  fastify.addContentTypeParser(
+    STRUCTURED_JSON,
+    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
+    fastify.getDefaultJsonParser('error', 'error'),
+  );
   // Nest registers the JSON and form parsers; routes other than the token endpoint refuse forms (415).
 
   const app = await NestFactory.create<NestFastifyApplication>(
