@@ -141,6 +141,18 @@ describe('refresh_token grant (real Postgres, injected clock)', () => {
     expect(rows.every((row) => row.revoked_at !== null)).toBe(true);
   });
 
+  it('treats a reuse after the grace window as theft whatever scope it asks for: invalid_grant, family revoked', async () => {
+    const first = await login();
+    const second = await refresh(first.refreshToken);
+    seconds(6);
+    // A scope the family never had must not let a late reuse slip past reuse detection.
+    const reuse = await refusal(refresh(first.refreshToken, { scope: 'users:write' }));
+    expect(reuse.code).toBe('invalid_grant');
+    const rows = await family((await rowOf(first.refreshToken)).family_id);
+    expect(rows.every((row) => row.revoked_at !== null)).toBe(true);
+    expect((await refusal(refresh(second.refreshToken))).code).toBe('invalid_grant');
+  });
+
   it('counts the grace window from the first use, not the latest', async () => {
     const first = await login();
     await refresh(first.refreshToken);

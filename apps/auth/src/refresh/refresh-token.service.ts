@@ -101,9 +101,11 @@ export class RefreshTokenService {
           if (!current || !this.usable(current, now, request.clientId)) return { outcome: 'refused' };
           firstUse = current.firstUsedAt?.getTime() ?? now;
         }
+        // A use after the grace window is reuse whatever it asks for: judged before the scope, so an
+        // unavailable scope cannot turn it into invalid_scope and leave the family alive.
+        if (now - firstUse > this.config.REFRESH_GRACE_SECONDS * 1000) return { outcome: 'reused' };
         // An unavailable scope throws, and the transaction's rollback leaves the token as it was.
         const scopes = grantScopes(request.scope, current.scopes);
-        if (now - firstUse > this.config.REFRESH_GRACE_SECONDS * 1000) return { outcome: 'reused' };
         const grant = grantOf(current);
         const next = this.mint(grant, family.familyId, current.id);
         await family.insert(next.row);
