@@ -1,7 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { AckPolicy, connect, ConsumerMessages, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
+import { AckPolicy, connect, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
 
 import { ensureStream } from './streams';
+
+/** How long JetStream waits for a message's ack before redelivering it (pushed back while it is handled). */
+const ACK_WAIT_MS = 30_000;
+/** How long one pull for the next message waits before asking again. */
+const NEXT_EXPIRES_MS = 5_000;
 
 /** `retryInMs`: redelivered after that delay (a consumer's own back-off). */
 export type Outcome = 'ack' | 'retry' | 'reject' | { retryInMs: number };
@@ -23,12 +28,11 @@ export interface DurableConsumerOptions {
 
 /**
  * A JetStream durable consumer with explicit acks that keeps going through broker outages: it
- * connects (and reconnects) forever, recreates its stream and consumer when missing, and processes
- * one message at a time. Stop it with `stop()`.
+ * connects (and reconnects) forever, recreates its stream and consumer when missing, and fetches and
+ * processes one message at a time. Stop it with `stop()`.
  */
 export class DurableConsumer {
   private connection?: NatsConnection;
-  private messages?: ConsumerMessages;
   private stopped = false;
   private loop?: Promise<void>;
 
@@ -40,7 +44,6 @@ export class DurableConsumer {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.messages?.stop();
     await this.connection?.drain().catch(() => undefined);
     // A loop still waiting for a broker that never came up is left to the process's exit.
     await Promise.race([this.loop, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
@@ -59,7 +62,7 @@ export class DurableConsumer {
   }
 
   private async consume(): Promise<void> {
-    const { natsUrl, name, stream, durable, filterSubject, handle } = this.options;
+    const { natsUrl, name, stream, durable, filterSubject } = this.options;
     if (!this.connection || this.connection.isClosed()) {
       this.connection = await connect({
         servers: natsUrl,
@@ -80,22 +83,34 @@ export class DurableConsumer {
       durable_name: durable,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: 30 * 1e9,
+      ack_wait: ACK_WAIT_MS * 1e6,
       ...(filterSubject ? { filter_subject: filterSubject } : {}),
     });
     const consumer = await this.connection.jetstream().consumers.get(stream.name, durable);
-    this.messages = await consumer.consume({ max_messages: 50 });
-    for await (const message of this.messages) {
-      let outcome: Outcome;
-      try {
-        outcome = await handle(message);
-      } catch (error) {
-        this.options.logger.warn(`${durable}: message ${message.seq} failed: ${(error as Error).message}`);
-        outcome = 'retry';
-      }
-      if (outcome === 'ack') message.ack();
-      else if (outcome === 'reject') message.term();
-      else message.nak(outcome === 'retry' ? 1000 : outcome.retryInMs);
+    // One message at a time, asked for only once the last one is done: a message waiting in a
+    // client-side batch would run out its ack wait there and be handled by another instance as well.
+    while (!this.stopped) {
+      const message = await consumer.next({ expires: NEXT_EXPIRES_MS });
+      if (message) await this.process(message);
     }
+  }
+
+  private async process(message: JsMsg): Promise<void> {
+    const { durable, handle } = this.options;
+    let outcome: Outcome;
+    // While it is being handled, the message's ack deadline is pushed back: a handler slower than
+    // ACK_WAIT_MS must not have it redelivered to another instance and handled there at the same time.
+    const keepAlive = setInterval(() => message.working(), ACK_WAIT_MS / 3);
+    try {
+      outcome = await handle(message);
+    } catch (error) {
+      this.options.logger.warn(`${durable}: message ${message.seq} failed: ${(error as Error).message}`);
+      outcome = 'retry';
+    } finally {
+      clearInterval(keepAlive);
+    }
+    if (outcome === 'ack') message.ack();
+    else if (outcome === 'reject') message.term();
+    else message.nak(outcome === 'retry' ? 1000 : outcome.retryInMs);
   }
 }
