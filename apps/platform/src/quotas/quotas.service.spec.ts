@@ -57,6 +57,12 @@ describe('QuotasService', () => {
     expect(today).toHaveBeenCalledWith('org-1');
   });
 
+  it("answers one quota's limit (the override, else the plan's) without reading any usage", async () => {
+    expect(await service.limitOf('org-1', { dimension: 'api', name: 'Users' })).toBe(7);
+    expect(await service.limitOf('org-1', { dimension: 'api', name: 'API requests' })).toBe(100_000);
+    expect(today).not.toHaveBeenCalled();
+  });
+
   it('refuses any other token with insufficient_scope naming system:read', async () => {
     const error = await service.quotasFor(caller(['users:read']), '').catch((failure: unknown) => failure);
     expect(error).toBeInstanceOf(DomainError);

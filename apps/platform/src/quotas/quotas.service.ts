@@ -14,7 +14,7 @@ import { Injectable } from '@nestjs/common';
 
 import { ApiUsageReader } from './api-usage.reader';
 import { PLAN_QUOTAS } from './plan-quotas';
-import { QuotasRepository } from './quotas.repository';
+import { QuotasRepository, QuotaState } from './quotas.repository';
 
 export interface QuotaEntry extends QuotaDefinition {
   used: number;
@@ -46,20 +46,33 @@ export class QuotasService {
     return { orgId: caller.orgId, quotas: await this.quotasOf(caller.orgId, wanted) };
   }
 
+  /** The org's limit of one quota (its override, else its plan's); for the gateways' daily API quota. */
+  async limitOf(orgId: string, wanted: QuotaKey): Promise<number> {
+    const quota = limitsOf(await this.repository.stateOf(orgId)).find((candidate) => isQuota(candidate, wanted));
+    return quota?.limit ?? 0;
+  }
+
   /** The org's quotas that `wanted` keeps; the day's API count (Redis) is read only when it is one. */
   private async quotasOf(orgId: string, wanted: (quota: QuotaKey) => boolean): Promise<QuotaEntry[]> {
     const [state, apiRequests] = await Promise.all([
       this.repository.stateOf(orgId),
       wanted(API_REQUESTS_QUOTA) ? this.apiUsage.today(orgId) : 0,
     ]);
-    const key = (quota: { dimension: string; name: string }) => `${quota.dimension}/${quota.name}`;
-    const limits = new Map(state.overrides.map((row) => [key(row), row.limit]));
-    const used = new Map(state.usage.map((row) => [key(row), row.used]));
-    used.set(key(API_REQUESTS_QUOTA), apiRequests);
-    return (PLAN_QUOTAS[state.plan ?? 'standard'] ?? STANDARD_QUOTAS).filter(wanted).map((quota) => ({
-      ...quota,
-      limit: limits.get(key(quota)) ?? quota.limit,
-      used: used.get(key(quota)) ?? 0,
-    }));
+    const used = new Map(state.usage.map((row) => [keyOf(row), row.used]));
+    used.set(keyOf(API_REQUESTS_QUOTA), apiRequests);
+    return limitsOf(state)
+      .filter(wanted)
+      .map((quota) => ({ ...quota, used: used.get(keyOf(quota)) ?? 0 }));
   }
+}
+
+const keyOf = (quota: QuotaKey | { dimension: string; name: string }) => `${quota.dimension}/${quota.name}`;
+
+/** The quotas of the org's plan, each with the org's own limit where it has one. */
+function limitsOf(state: QuotaState): QuotaDefinition[] {
+  const limits = new Map(state.overrides.map((row) => [keyOf(row), row.limit]));
+  return (PLAN_QUOTAS[state.plan ?? 'standard'] ?? STANDARD_QUOTAS).map((quota) => ({
+    ...quota,
+    limit: limits.get(keyOf(quota)) ?? quota.limit,
+  }));
 }

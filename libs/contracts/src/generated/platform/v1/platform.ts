@@ -46,6 +46,11 @@ export interface RateLimitTier {
 
 export interface GetRateLimitsResponse {
   tiers: RateLimitTier[];
+  /**
+   * The org's daily "API requests" quota (plan or override), which the gateways enforce beside the
+   * tiers; 0 when no org was named.
+   */
+  apiRequestsPerDay: number;
 }
 
 export interface GetQuotaRequest {
