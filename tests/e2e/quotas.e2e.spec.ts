@@ -88,6 +88,37 @@ describe('quotas', () => {
     expect(after - before).toBeGreaterThanOrEqual(3);
   });
 
+  it("refuses an org's requests over its daily API requests quota with 429 quota_exceeded until UTC midnight, and still shows it the quota", async () => {
+    const small = stack.cli<Bootstrap>(
+      ...['bootstrap', '--org', `quota-small-${Date.now()}`, '--email', `admin-${Date.now()}@small.test`],
+      ...['--password', 'admin-pass-1'],
+    );
+    // Before the org's first request, so the gateway learns its limits with the quota already set.
+    stack.cli('set-quota', '--org-id', small.org_id, '--dimension', 'api', '--name', 'API requests', '--limit', '3');
+    const issued = await request<{ access_token: string }>(stack.url('/v2/auth/token'), {
+      body: { grant_type: 'client_credentials', client_id: small.client_id, client_secret: small.client_secret },
+    });
+    const smallToken = issued.body.access_token;
+    const list = () => request<{ code?: string }>(stack.url('/v2/users?limit=1'), { token: smallToken });
+    for (let index = 0; index < 3; index += 1) expect((await list()).status).toBe(200);
+    const refused = await list();
+    const startOfTomorrow = Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000;
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('quota_exceeded');
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(Math.abs(Date.now() + retryAfter * 1000 - startOfTomorrow)).toBeLessThan(5_000);
+    expect(refused.headers.get('x-ratelimit-limit')).not.toBeNull();
+    // Its own limits and usage stay readable (counted, never refused): 3 served and this read, not the
+    // refused one.
+    const report = await request<QuotaReport>(stack.url('/v2/system/quota?dimension=api'), { token: smallToken });
+    expect(report.status).toBe(200);
+    expect(entry(report.body, 'API requests')).toMatchObject({ limit: 3, used: 4 });
+    // Another org is not affected.
+    expect((await quota()).status).toBe(200);
+    expect((await request(stack.url('/v2/users?limit=1'), { token })).status).toBe(200);
+  });
+
   it('applies usage events once, by event id, latest report winning', async () => {
     const id = randomUUID();
     await publishUsage({ org_id: org.org_id, dimension: 'compute', name: 'vCPU cores', used: 12.5 }, id);

@@ -15,8 +15,16 @@ export const VCPU_QUOTA = { dimension: 'compute', name: 'vCPU cores' } as const 
 export const INSTANCES_QUOTA = { dimension: 'compute', name: 'Instances' } as const satisfies QuotaKey;
 export const OBJECT_STORAGE_QUOTA = { dimension: 'storage', name: 'Object storage' } as const satisfies QuotaKey;
 export const EGRESS_QUOTA = { dimension: 'network', name: 'Egress traffic' } as const satisfies QuotaKey;
-/** Counted by the gateways in Redis (`apiUsageKey`), per UTC day. */
+/**
+ * Counted by the gateways in Redis (`apiUsageKey`), per UTC day, and enforced by them: a request with
+ * a per-token bucket once the day's count has reached the org's limit is `429 quota_exceeded`.
+ */
 export const API_REQUESTS_QUOTA = { dimension: 'api', name: 'API requests' } as const satisfies QuotaKey;
+/**
+ * Rate-limit groups an org over its daily API requests quota may still use (counted, never refused for
+ * it): reading its own limits and quota usage, so a client refused for the quota can see why.
+ */
+export const API_QUOTA_EXEMPT_GROUPS: ReadonlySet<string> = new Set(['system.read']);
 /** Counted by the platform from `identity.user.created`; enforced by identity when it creates a user. */
 export const USERS_QUOTA = { dimension: 'api', name: 'Users' } as const satisfies QuotaKey;
 

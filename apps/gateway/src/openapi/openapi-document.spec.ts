@@ -201,6 +201,21 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it("documents 429 quota_exceeded (the org's daily API requests) where a token counts, not on the token endpoint nor the org's own limits", () => {
+    const codesOf429 = (path: string, method: string) =>
+      (
+        (
+          ((document.paths[path] as Json)[method] as Json & { responses: Record<string, Json> }).responses['429']
+            .content as Json
+        )['application/problem+json'] as { schema: { properties: { code: { enum: string[] } } } }
+      ).schema.properties.code.enum;
+    expect(codesOf429('/v2/users', 'post')).toEqual(['rate_limited', 'quota_exceeded']);
+    expect(codesOf429('/v2/users/{id}', 'get')).toContain('quota_exceeded');
+    expect(codesOf429('/v2/auth/token', 'post')).not.toContain('quota_exceeded');
+    expect(codesOf429('/v2/system/quota', 'get')).toEqual(['rate_limited']);
+    expect(codesOf429('/v2/system/rate-limits', 'get')).toEqual(['rate_limited']);
+  });
+
   it('documents both bodies of the token endpoint and the problem answers it gives', () => {
     const token = (document.paths['/v2/auth/token'] as Json).post as Json & { responses: Record<string, Json> };
     expect(Object.keys((token.requestBody as Json).content as Json).sort()).toEqual([

@@ -1,5 +1,6 @@
 import './problem.schema';
 
+import { API_QUOTA_EXEMPT_GROUPS } from '@acct/limits';
 import { ERROR_STATUS, ErrorCode, PROBLEM_CONTENT_TYPE, TITLES } from '@acct/problem';
 import { INestApplication } from '@nestjs/common';
 import {
@@ -130,6 +131,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
 interface Access {
   isPublic: boolean;
   scope?: string;
+  rateLimitGroup?: string;
 }
 
 /** `@Public()` / `@RequireScope()` of every route, by `<method> <OpenAPI path>`. */
@@ -137,7 +139,7 @@ function accessByOperation(app: INestApplication): Map<string, Access> {
   return new Map(
     routeDeclarations(app).map((route) => [
       `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
-      { isPublic: route.isPublic, scope: route.scope },
+      { isPublic: route.isPublic, scope: route.scope, rateLimitGroup: route.rateLimitGroup },
     ]),
   );
 }
@@ -156,6 +158,10 @@ function completeOperation(operation: OperationObject, access: Access) {
   codes.add('rate_limited');
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  // A request with an access token counts against its org's daily API requests quota: 429 once it is used up.
+  if (!access.isPublic && !API_QUOTA_EXEMPT_GROUPS.has(access.rateLimitGroup ?? '')) {
+    byStatus.get(429)?.push('quota_exceeded');
+  }
   for (const [status, statusCodes] of byStatus) {
     if (operation.responses[status]) throw new Error(`${operation.operationId}: ${status} is documented twice`);
     operation.responses[status] = problemResponse(status, statusCodes);

@@ -4,10 +4,14 @@ import Redis from 'ioredis';
 /** Kept three days, so yesterday's count is still there to read after midnight. */
 const RETENTION_SECONDS = 3 * 24 * 3600;
 
-/** A counter to increment for a request: the org's daily API requests. */
+/** A quota that refuses nothing: the request is counted all the same. */
+export const NO_QUOTA = -1;
+
+/** A counter to increment for a request: the org's daily API requests, and its quota (NO_QUOTA: none). */
 export interface UsageCount {
   key: string;
   retentionSeconds: number;
+  limit: number;
 }
 
 /**
@@ -39,14 +43,17 @@ export class ApiUsageCounter {
     this.countRequest = (redis as unknown as { countApiRequest: CountCommand }).countApiRequest.bind(redis);
   }
 
-  /** The org's counter of the day, for a bucket decision to increment (RateLimiter.take). */
-  usageOf(orgId: string, now = Date.now()): UsageCount {
-    return { key: apiUsageKey(orgId, now), retentionSeconds: RETENTION_SECONDS };
+  /**
+   * The org's counter of the day, for a bucket decision to increment (RateLimiter.take) unless it has
+   * reached `limit` (NO_QUOTA: counted, never refused).
+   */
+  usageOf(orgId: string, limit: number, now = Date.now()): UsageCount {
+    return { key: apiUsageKey(orgId, now), retentionSeconds: RETENTION_SECONDS, limit };
   }
 
   /** Best effort: a request is never failed or delayed because it could not be counted. */
   count(orgId: string, now = Date.now()): void {
-    const { key, retentionSeconds } = this.usageOf(orgId, now);
+    const { key, retentionSeconds } = this.usageOf(orgId, NO_QUOTA, now);
     this.countRequest(key, String(retentionSeconds)).catch(() => undefined);
   }
 }

@@ -21,6 +21,7 @@ function headersFor(decision: Partial<RateLimitDecision>): Record<string, string
     windowMs: 20_000,
     source: 'redis',
     counted: false,
+    overQuota: false,
     ...decision,
   });
   return headers;

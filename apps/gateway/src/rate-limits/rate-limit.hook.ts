@@ -1,4 +1,4 @@
-import { STANDARD_TIERS } from '@acct/limits';
+import { API_QUOTA_EXEMPT_GROUPS, STANDARD_TIERS } from '@acct/limits';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -6,18 +6,24 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authentication } from '../auth/authenticated-request';
 import { clientAddressKey } from '../http/client-address';
 import { sendProblem } from '../http/problem';
-import { ApiUsageCounter } from './api-usage';
+import { ApiUsageCounter, NO_QUOTA } from './api-usage';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
 import { TierCache } from './tier-cache';
 
 export const RATE_LIMITER = Symbol('RATE_LIMITER');
 export const API_USAGE = Symbol('API_USAGE');
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Whole seconds (at least 1) from `now` to the next UTC midnight, when the day's API count starts again. */
+export const secondsUntilUtcMidnight = (now: number) => Math.max(1, Math.ceil((DAY_MS - (now % DAY_MS)) / 1000));
+
 /**
  * Runs for every request (Fastify onRequest) right after the authenticate hook: takes a token from the
  * bucket of the route's declared group (`@RateLimited`; `default` for a request that matches no
  * route), per token for the caller the authenticate hook found or per IP, sets the rate-limit headers
- * every response carries, and answers 429 when the bucket is empty.
+ * every response carries, and answers 429 `rate_limited` when the bucket is empty. A request with a
+ * per-token bucket is also held to its org's daily API requests quota, in the same Redis step (exact
+ * across gateways): once the day's count has reached it, 429 `quota_exceeded` until UTC midnight.
  */
 @Injectable()
 export class RateLimitHook {
@@ -30,7 +36,7 @@ export class RateLimitHook {
   async handle(request: FastifyRequest, reply: FastifyReply) {
     const group = request.routeOptions?.config?.rateLimitGroup ?? 'default';
     const { caller } = request as FastifyRequest & Authentication;
-    const tiers = await this.tiers.tiersOf(caller?.orgId);
+    const { tiers, apiRequestsPerDay } = await this.tiers.limitsOf(caller?.orgId);
     const tier = tiers.find((candidate) => candidate.group === group) ??
       STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group };
     // A per-token group without a valid token is counted per IP (contract §2).
@@ -41,10 +47,23 @@ export class RateLimitHook {
     // caller is counted on its own, before the bucket is taken on the same Redis connection: Redis runs
     // a connection's commands in order, so the count is applied by the time the bucket answers. (A
     // per-IP bucket is never counted with: one bucket must be in one place, with or without a caller.)
-    const usage = perToken && this.limiter.isShared(tier.group) ? this.usage.usageOf(caller.orgId) : undefined;
+    // (Only such a request can be refused for the quota: a per-IP group's, health's or a token
+    // request's is counted but never refused, nor one while Redis is away, when nothing is counted.)
+    const quota = API_QUOTA_EXEMPT_GROUPS.has(tier.group) ? NO_QUOTA : apiRequestsPerDay;
+    const usage = perToken && this.limiter.isShared(tier.group) ? this.usage.usageOf(caller.orgId, quota) : undefined;
     if (caller && !usage) this.usage.count(caller.orgId);
     const decision = await this.limiter.take(tier, key, usage);
     setRateLimitHeaders(reply, tier.group, decision);
+    if (decision.overQuota) {
+      return sendProblem(
+        request,
+        reply,
+        new DomainError('quota_exceeded', `The organization has made its ${quota} API requests of the day (UTC).`, {
+          status: 429,
+          retryAfter: secondsUntilUtcMidnight(decision.now),
+        }),
+      );
+    }
     if (!decision.allowed) {
       return sendProblem(
         request,

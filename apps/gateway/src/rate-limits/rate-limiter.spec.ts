@@ -1,6 +1,6 @@
 import { STANDARD_TIERS } from '@acct/limits';
 
-import { UsageCount } from './api-usage';
+import { NO_QUOTA, UsageCount } from './api-usage';
 import { RateLimiter } from './rate-limiter';
 import { InProcessTokenBuckets, TokenBuckets } from './token-buckets';
 
@@ -21,7 +21,7 @@ class SharedBuckets implements TokenBuckets {
   }
 }
 
-const usage: UsageCount = { key: 'usage:api:{org-1}:2026-11-27', retentionSeconds: 259_200 };
+const usage: UsageCount = { key: 'usage:api:{org-1}:2026-11-27', retentionSeconds: 259_200, limit: NO_QUOTA };
 
 describe('RateLimiter', () => {
   const now = 1_700_000_000_000;

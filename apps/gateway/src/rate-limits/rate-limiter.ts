@@ -61,7 +61,7 @@ export class RateLimiter {
       : { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'instance' };
     this.decisions?.inc({
       group: tier.group,
-      outcome: decision.allowed ? 'allowed' : 'limited',
+      outcome: decision.overQuota ? 'over_quota' : decision.allowed ? 'allowed' : 'limited',
       source: decision.source,
     });
     return decision;

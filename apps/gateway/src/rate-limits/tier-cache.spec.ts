@@ -2,6 +2,7 @@ import { RateLimitTier, STANDARD_TIERS } from '@acct/limits';
 
 import { PlatformBackend } from '../backends/backends.module';
 import { GatewayConfig } from '../config';
+import { NO_QUOTA } from './api-usage';
 import { TierCache } from './tier-cache';
 
 const ORG = '3f0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f';
@@ -10,15 +11,20 @@ const tiers = (rate: number): RateLimitTier[] => [{ ...STANDARD_TIERS[0], ratePe
 /** The platform as the cache calls it: each answer is resolved (or never) by the test. */
 class ScriptedPlatform {
   calls = 0;
-  private answers: Array<(rate: number) => void> = [];
+  private answers: Array<(rate: number, apiRequestsPerDay: number) => void> = [];
 
-  call(): Promise<{ tiers: RateLimitTier[] }> {
+  call(): Promise<{ tiers: RateLimitTier[]; apiRequestsPerDay: number }> {
     this.calls += 1;
-    return new Promise((resolve) => this.answers.push((rate) => resolve({ tiers: tiers(rate) })));
+    return new Promise((resolve, reject) =>
+      this.answers.push((rate, apiRequestsPerDay) =>
+        rate < 0 ? reject(new Error('platform unreachable')) : resolve({ tiers: tiers(rate), apiRequestsPerDay }),
+      ),
+    );
   }
 
-  answer(rate: number) {
-    this.answers.shift()?.(rate);
+  /** Answers the oldest call with tiers at `rate` (a negative rate: the call fails). */
+  answer(rate: number, apiRequestsPerDay = 100_000) {
+    this.answers.shift()?.(rate, apiRequestsPerDay);
   }
 }
 
@@ -87,5 +93,28 @@ describe('TierCache', () => {
     platform.answer(900);
     await settle();
     expect((await cache.tiersOf(ORG))[0].ratePerMinute).toBe(900);
+  });
+
+  it("carries the org's daily API requests quota with its tiers, refreshed with them", async () => {
+    const first = cache.limitsOf(ORG);
+    platform.answer(600, 5);
+    expect(await first).toMatchObject({ apiRequestsPerDay: 5 });
+    advance(TTL_MS + 1);
+    const refreshed = cache.limitsOf(ORG);
+    platform.answer(600, 7);
+    expect(await refreshed).toMatchObject({ apiRequestsPerDay: 7 });
+  });
+
+  it('enforces no daily quota on an org it never heard of while the platform is unreachable, and the last known one on another', async () => {
+    const unknown = cache.limitsOf('never-seen');
+    platform.answer(-1);
+    expect(await unknown).toEqual({ tiers: STANDARD_TIERS, apiRequestsPerDay: NO_QUOTA });
+    const known = cache.limitsOf(ORG);
+    platform.answer(600, 5);
+    await known;
+    advance(TTL_MS + 1);
+    const stale = cache.limitsOf(ORG);
+    platform.answer(-1);
+    expect(await stale).toMatchObject({ apiRequestsPerDay: 5 });
   });
 });

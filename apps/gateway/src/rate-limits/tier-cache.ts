@@ -4,17 +4,28 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { PlatformBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { NO_QUOTA } from './api-usage';
+
+/** What the gateway holds an org to: its rate-limit tiers and its daily API requests quota (NO_QUOTA: none). */
+export interface OrgLimits {
+  tiers: RateLimitTier[];
+  apiRequestsPerDay: number;
+}
+
+/** An org never heard of while the platform is unreachable: the standard tiers, no daily quota enforced. */
+const unknownOrg = (): OrgLimits => ({ tiers: [...STANDARD_TIERS], apiRequestsPerDay: NO_QUOTA });
 
 interface Entry {
-  tiers: RateLimitTier[];
+  limits: OrgLimits;
   /** From here on, a request starts a refresh in the background (and does not wait for it). */
   refreshAt: number;
   expiresAt: number;
 }
 
 /**
- * Each org's tiers as the platform service reports them, kept for a short TTL. While the platform is
- * unreachable the last known tiers stay in force (or the standard plan's, for an org never seen).
+ * Each org's tiers and daily API requests quota as the platform service reports them, kept for a short
+ * TTL. While the platform is unreachable the last known ones stay in force (for an org never seen, the
+ * standard plan's tiers and no quota: an outage of the platform refuses nobody for its quota).
  * Once an org's tiers have expired, a request waits for their refresh at most
  * RATE_LIMIT_TIERS_REFRESH_WAIT_MS and is otherwise decided with the last known tiers while the
  * refresh goes on, so a slow or hung platform costs a request that much, not a whole gRPC deadline.
@@ -25,7 +36,7 @@ interface Entry {
 export class TierCache {
   private readonly logger = new Logger('rate-limit-tiers');
   private readonly entries = new Map<string, Entry>();
-  private readonly pending = new Map<string, Promise<RateLimitTier[]>>();
+  private readonly pending = new Map<string, Promise<OrgLimits>>();
 
   constructor(
     private readonly platform: PlatformBackend,
@@ -33,31 +44,38 @@ export class TierCache {
   ) {}
 
   async tiersOf(orgId: string | undefined): Promise<RateLimitTier[]> {
+    return (await this.limitsOf(orgId)).tiers;
+  }
+
+  async limitsOf(orgId: string | undefined): Promise<OrgLimits> {
     const key = orgId ?? '';
     const entry = this.entries.get(key);
     const now = Date.now();
-    if (entry && entry.refreshAt > now) return entry.tiers;
+    if (entry && entry.refreshAt > now) return entry.limits;
     let fetching = this.pending.get(key);
     if (!fetching) {
       fetching = this.fetch(key, entry).finally(() => this.pending.delete(key));
       this.pending.set(key, fetching);
     }
-    if (entry && entry.expiresAt > now) return entry.tiers; // refreshed in the background
+    if (entry && entry.expiresAt > now) return entry.limits; // refreshed in the background
     if (!entry) return fetching; // nothing known yet: the fetch decides (bounded by the gRPC deadline)
-    return valueWithin(fetching, this.config.RATE_LIMIT_TIERS_REFRESH_WAIT_MS, entry.tiers);
+    return valueWithin(fetching, this.config.RATE_LIMIT_TIERS_REFRESH_WAIT_MS, entry.limits);
   }
 
-  private async fetch(orgId: string, stale: Entry | undefined): Promise<RateLimitTier[]> {
+  private async fetch(orgId: string, stale: Entry | undefined): Promise<OrgLimits> {
     try {
-      const { tiers } = await this.platform.call('getRateLimits', { orgId });
-      const parsed = tiers.map((tier) => ({ ...tier, scope: tier.scope as TierScope }));
+      const { tiers, apiRequestsPerDay } = await this.platform.call('getRateLimits', { orgId });
+      const limits = {
+        tiers: tiers.map((tier) => ({ ...tier, scope: tier.scope as TierScope })),
+        apiRequestsPerDay: Number(apiRequestsPerDay),
+      };
       const ttl = this.config.RATE_LIMIT_TIERS_TTL_MS;
       const fetchedAt = Date.now();
-      this.entries.set(orgId, { tiers: parsed, refreshAt: fetchedAt + ttl / 2, expiresAt: fetchedAt + ttl });
-      return parsed;
+      this.entries.set(orgId, { limits, refreshAt: fetchedAt + ttl / 2, expiresAt: fetchedAt + ttl });
+      return limits;
     } catch (error) {
-      this.logger.warn(`tiers of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
-      return stale?.tiers ?? [...STANDARD_TIERS];
+      this.logger.warn(`limits of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
+      return stale?.limits ?? unknownOrg();
     }
   }
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { apiUsageKey } from '@acct/limits';
 import Redis from 'ioredis';
 
+import { NO_QUOTA } from './api-usage';
 import { hashTagOf, RedisTokenBuckets } from './token-buckets';
 
 describe('RedisTokenBuckets (real Redis)', () => {
@@ -17,7 +18,7 @@ describe('RedisTokenBuckets (real Redis)', () => {
   it("takes a token and counts the request in one step, the bucket in its org counter's hash slot", async () => {
     const orgId = randomUUID();
     const bucket = `users.read:token:${randomUUID()}`;
-    const usage = { key: apiUsageKey(orgId, Date.now()), retentionSeconds: 3600 };
+    const usage = { key: apiUsageKey(orgId, Date.now()), retentionSeconds: 3600, limit: NO_QUOTA };
     const bucketKey = `rl:{${orgId}}:${bucket}`;
     try {
       const decisions = [];
@@ -38,6 +39,59 @@ describe('RedisTokenBuckets (real Redis)', () => {
       expect(hashTagOf(bucketKey)).toBe(hashTagOf(usage.key));
     } finally {
       await redis.del(usage.key, bucketKey);
+    }
+  });
+
+  it("refuses, without taking a token or counting, once the day's count has reached the org's quota", async () => {
+    const orgId = randomUUID();
+    const bucket = `users.read:token:${randomUUID()}`;
+    const usage = { key: apiUsageKey(orgId, Date.now()), retentionSeconds: 3600, limit: 2 };
+    const bucketKey = `rl:{${orgId}}:${bucket}`;
+    try {
+      const decisions = [];
+      for (let index = 0; index < 3; index += 1) decisions.push(await buckets.take(bucket, capacity, ratePerMs, usage));
+      expect(
+        decisions.map(({ allowed, remaining, counted, overQuota }) => [allowed, remaining, counted, overQuota]),
+      ).toEqual([
+        [true, 2, true, false],
+        [true, 1, true, false],
+        [false, 1, false, true],
+      ]);
+      expect(await redis.get(usage.key)).toBe('2');
+      // A quota raised later in the day admits again, counting on.
+      expect(await buckets.take(bucket, capacity, ratePerMs, { ...usage, limit: 3 })).toMatchObject({
+        allowed: true,
+        overQuota: false,
+      });
+      expect(await redis.get(usage.key)).toBe('3');
+      // A quota of 0 admits nothing.
+      expect(await buckets.take(bucket, capacity, ratePerMs, { ...usage, limit: 0 })).toMatchObject({
+        overQuota: true,
+      });
+    } finally {
+      await redis.del(usage.key, bucketKey);
+    }
+  });
+
+  it('admits exactly the quota of concurrent requests from many tokens, each counted once', async () => {
+    const orgId = randomUUID();
+    const usage = { key: apiUsageKey(orgId, Date.now()), retentionSeconds: 3600, limit: 25 };
+    const secondConnection = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const buckets2 = new RedisTokenBuckets(secondConnection);
+    const tokens = Array.from({ length: 20 }, () => `users.read:token:${randomUUID()}`);
+    try {
+      // Two connections (two gateways), 20 tokens with 3 tokens each: 60 requests for a quota of 25.
+      const decisions = await Promise.all(
+        tokens.flatMap((bucket, index) =>
+          [0, 1, 2].map(() => (index % 2 === 0 ? buckets : buckets2).take(bucket, capacity, ratePerMs, usage)),
+        ),
+      );
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(25);
+      expect(decisions.filter((decision) => decision.overQuota)).toHaveLength(35);
+      expect(await redis.get(usage.key)).toBe('25');
+    } finally {
+      await redis.del(usage.key, ...tokens.map((bucket) => `rl:{${orgId}}:${bucket}`));
+      await secondConnection.quit();
     }
   });
 

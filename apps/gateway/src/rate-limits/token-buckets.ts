@@ -7,14 +7,22 @@ import { countRequestLua, UsageCount } from './api-usage';
  * One atomic decision per request, in one round trip: refill by the time elapsed on the Redis
  * server's clock (so every gateway instance agrees), take a token if there is one, and let an idle
  * bucket expire once it would be full again. With a second key (the org's daily API counter, kept
- * for ARGV[3] seconds) the request is counted in the same step. A bucket is one key, and a counted
- * bucket shares its counter's hash slot (RedisTokenBuckets), so it works on Redis Cluster.
+ * for ARGV[3] seconds) the request is counted in the same step, unless the day's count has reached
+ * the org's quota ARGV[4] (negative: none): then no token is taken, nothing is counted and the answer says
+ * so (its sixth value), so concurrent requests at every gateway admit exactly the quota. A bucket is
+ * one key, and a counted bucket shares its counter's hash slot (RedisTokenBuckets), so it works on
+ * Redis Cluster.
  */
 const TAKE_TOKEN_LUA = `
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local overQuota = 0
+if #KEYS > 1 then
+  local quota = tonumber(ARGV[4])
+  if quota >= 0 and (tonumber(redis.call('GET', KEYS[2])) or 0) >= quota then overQuota = 1 end
+end
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 local tokens = tonumber(state[1])
 local ts = tonumber(state[2])
@@ -26,7 +34,7 @@ if now > ts then
   tokens = math.min(capacity, tokens + (now - ts) * rate)
 end
 local allowed = 0
-if tokens >= 1 then
+if overQuota == 0 and tokens >= 1 then
   tokens = tokens - 1
   allowed = 1
 end
@@ -37,14 +45,17 @@ local untilToken = 0
 if tokens < 1 then
   untilToken = math.ceil((1 - tokens) / rate)
 end
-if #KEYS > 1 then
+if #KEYS > 1 and overQuota == 0 then
 ${countRequestLua('KEYS[2]', 'ARGV[3]')}
 end
-return { allowed, math.floor(tokens), untilFull, untilToken, now }
+return { allowed, math.floor(tokens), untilFull, untilToken, now, overQuota }
 `;
 
-/** A decision, and whether `count` was incremented with it. */
-export type CountedDecision = BucketDecision & { counted: boolean };
+/**
+ * A decision, whether `count` was incremented with it, and whether the org's daily quota refused the
+ * request (then `allowed` is false, no token was taken and nothing counted).
+ */
+export type CountedDecision = BucketDecision & { counted: boolean; overQuota: boolean };
 
 export interface TokenBuckets {
   /**
@@ -54,7 +65,7 @@ export interface TokenBuckets {
   take(key: string, capacity: number, ratePerMs: number, count?: UsageCount): Promise<CountedDecision>;
 }
 
-type TakeTokenReply = [number, number, number, number, number];
+type TakeTokenReply = [number, number, number, number, number, number];
 type TakeTokenCommand = (key: string, capacity: string, rate: string) => Promise<TakeTokenReply>;
 type TakeTokenAndCountCommand = (
   key: string,
@@ -62,6 +73,7 @@ type TakeTokenAndCountCommand = (
   capacity: string,
   rate: string,
   retentionSeconds: string,
+  quota: string,
 ) => Promise<TakeTokenReply>;
 
 /** The shared buckets, in Redis: one command (and one reply) a decision, the request's count included. */
@@ -80,16 +92,25 @@ export class RedisTokenBuckets implements TokenBuckets {
   async take(key: string, capacity: number, ratePerMs: number, count?: UsageCount): Promise<CountedDecision> {
     // A counted bucket is kept in its counter's hash slot (`rl:{<the counter's tag>}:<key>`), so a
     // script may touch both on Redis Cluster; any other bucket is a slot of its own.
-    const [allowed, remaining, msUntilFull, msUntilToken, now] = count
+    const [allowed, remaining, msUntilFull, msUntilToken, now, overQuota] = count
       ? await this.takeTokenAndCount(
           `rl:{${hashTagOf(count.key)}}:${key}`,
           count.key,
           String(capacity),
           String(ratePerMs),
           String(count.retentionSeconds),
+          String(count.limit),
         )
       : await this.takeToken(`rl:{${key}}`, String(capacity), String(ratePerMs));
-    return { allowed: allowed === 1, remaining, msUntilFull, msUntilToken, now, counted: count !== undefined };
+    return {
+      allowed: allowed === 1,
+      remaining,
+      msUntilFull,
+      msUntilToken,
+      now,
+      counted: count !== undefined && overQuota !== 1,
+      overQuota: overQuota === 1,
+    };
   }
 }
 
@@ -126,13 +147,13 @@ export class InProcessTokenBuckets implements TokenBuckets {
     return this.buckets.size;
   }
 
-  /** Counts nothing (`counted` false): the caller counts its request on its own. */
+  /** Counts nothing (`counted` false), so holds no quota: the caller counts its request on its own. */
   take(key: string, capacity: number, ratePerMs: number): Promise<CountedDecision> {
     const now = this.clock();
     const { decision, state } = takeToken(this.buckets.get(key), capacity, ratePerMs, now);
     this.buckets.set(key, { ...state, fullAt: now + decision.msUntilFull });
     if (this.buckets.size > this.sweepAt) this.sweep(now);
-    return Promise.resolve({ ...decision, counted: false });
+    return Promise.resolve({ ...decision, counted: false, overQuota: false });
   }
 
   private sweep(now: number) {
