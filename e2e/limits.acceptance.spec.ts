@@ -236,6 +236,24 @@ describe('rate limits and quotas', () => {
       expectProblem(refused, 403, 'quota_exceeded');
     });
 
+    it('refuses requests beyond the org’s API requests of the day with 429 quota_exceeded until midnight UTC', async () => {
+      const small = await newOrg('api-quota');
+      // Before the org's first request with a token, so no gateway holds its limits from before.
+      cli('set-quota', '--org-id', small.org_id, '--dimension', 'api', '--name', 'API requests', '--limit', '2');
+      for (let index = 0; index < 2; index += 1) {
+        expect((await call('/v2/users?limit=1', { token: small.clientToken })).status).toBe(200);
+      }
+      const refused = await call('/v2/users?limit=1', { token: small.clientToken });
+      expectProblem(refused, 429, 'quota_exceeded');
+      const midnight = Math.ceil((Date.now() + 1) / 86_400_000) * 86_400_000;
+      expect(Math.abs(Date.now() + Number(refused.headers.get('retry-after')) * 1000 - midnight)).toBeLessThan(5_000);
+      for (const header of RATE_LIMIT_HEADERS) expect(refused.headers.get(header)).not.toBeNull();
+      // The org can still see why: its quota report is served, the refused request not counted in it.
+      const report = await call<{ quotas: Quota[] }>('/v2/system/quota?dimension=api', { token: small.clientToken });
+      expect(report.status).toBe(200);
+      expect(report.body.quotas.find((one) => one.name === 'API requests')).toMatchObject({ limit: 2, used: 3 });
+    });
+
     it('needs system:read, and shows only the caller’s org', async () => {
       expectProblem(await call('/v2/system/quota'), 401, 'unauthenticated');
       const narrow = await issue({
