@@ -25,7 +25,8 @@ const invalidToken = () =>
 /**
  * Contract §3: activation and password reset. A password:set token is a one-time, 24-hour credential
  * for one user; using it sets the password, makes a `pending` user `active` (exactly once) and
- * consumes it, all in one transaction, so two concurrent uses cannot both succeed.
+ * consumes it, with every other token of the user, all in one transaction, so two concurrent uses
+ * cannot both succeed and no older link sets the password again.
  */
 @Injectable()
 export class PasswordSetService {
@@ -55,6 +56,7 @@ export class PasswordSetService {
     const passwordHash = await this.hasher.hash(password);
     const user = await this.transactions.run(async (db) => {
       if (!(await this.tokens.consume(db, found.id, now))) throw invalidToken();
+      await this.tokens.retireAllOf(db, found.userId, now);
       const { user, activated } = await this.credentials.setPassword(db, found.userId, passwordHash, now);
       if (activated) await this.outbox.append(db, USER_ACTIVATED, { user_id: user.id, org_id: user.orgId }, now);
       // Every earlier session of the user ends: auth revokes them on this event (docs/events.md).

@@ -53,4 +53,12 @@ export class PasswordSetTokensRepository {
     });
     return consumed.count === 1;
   }
+
+  /**
+   * Uses up every other token the user still holds: once a password is set, an older activation or
+   * reset link (a mail lying in an inbox) must not set it again.
+   */
+  async retireAllOf(db: Db, userId: string, now: Date): Promise<void> {
+    await db.passwordSetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: now } });
+  }
 }

@@ -1,0 +1,60 @@
+import { domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
+import { CreateUserService } from '../users/create-user.service';
+import { PasswordSetService } from './password-set.service';
+
+jest.setTimeout(120_000);
+
+/** Contract §3: activation and reset links, one-time password:set credentials (real Postgres). */
+describe('password set (activation and reset links)', () => {
+  let identity: IdentityHarness;
+  let passwords: PasswordSetService;
+  let acme: SeededOrg;
+  let sequence = 0;
+
+  const newUser = async () => {
+    sequence += 1;
+    const { user } = await identity.get(CreateUserService).create(acme.admin, {
+      email: `reset${sequence}@acme.example.com`,
+      displayName: `Reset ${sequence}`,
+      roles: [],
+      sendActivation: false,
+      requestFingerprint: '',
+    });
+    return user;
+  };
+  const resetLink = async (userId: string) => (await passwords.requestReset(acme.admin, userId, false)).token;
+
+  beforeAll(async () => {
+    identity = await IdentityHarness.start();
+    passwords = identity.get(PasswordSetService);
+    acme = await identity.seedOrg('acme');
+  });
+
+  afterAll(async () => {
+    await identity?.close();
+  });
+
+  it('retires every other link of the user once one of them sets the password, so an older mail cannot change it again', async () => {
+    const user = await newUser();
+    const older = await resetLink(user.id);
+    const newer = await resetLink(user.id);
+    const another = (await newUser()).id;
+    const othersLink = await resetLink(another);
+
+    await passwords.setPassword(newer, 'the-new-password-1');
+
+    for (const link of [older, newer]) {
+      expect((await domainFailure(passwords.checkToken(link))).code).toBe('unauthenticated');
+      expect((await domainFailure(passwords.setPassword(link, 'the-old-link-pass-1'))).code).toBe('unauthenticated');
+    }
+    // Another user's link is not touched.
+    await expect(passwords.checkToken(othersLink)).resolves.toBeUndefined();
+  });
+
+  it('takes a link asked for after the password was set', async () => {
+    const user = await newUser();
+    await passwords.setPassword(await resetLink(user.id), 'first-password-1');
+    const later = await resetLink(user.id);
+    await expect(passwords.setPassword(later, 'second-password-1')).resolves.toMatchObject({ id: user.id });
+  });
+});
