@@ -163,6 +163,7 @@ describe('activation, password reset and their events', () => {
       json: { send_email: false },
     });
     expect(reset.status).toBe(200);
+    expect(reset.headers.get('cache-control')).toBe('no-store');
     expect(Object.keys(reset.body).sort()).toEqual(['expires_at', 'token']);
     expect(reset.body.expires_at).toMatch(ISO);
     expect(new Date(reset.body.expires_at).getTime() - Date.now()).toBeGreaterThan(DAY_MS - 10 * 60_000);

@@ -82,7 +82,9 @@ export class PasswordController {
     summary: 'Start a password reset (or get the activation token of a user created without e-mail)',
   })
   @ApiJsonBody(resetPasswordBody, { name: 'ResetPasswordRequest', required: false })
-  @ApiJsonResponse(200, '`send_email: false`: the one-time token, for the caller to deliver.', oneTimeToken)
+  @ApiJsonResponse(200, '`send_email: false`: the one-time token, for the caller to deliver.', oneTimeToken, {
+    'Cache-Control': header('`no-store`: the answer holds a credential.'),
+  })
   @ApiJsonResponse(202, '`send_email: true` (default): an e-mail with the link is on its way.', resetAccepted)
   @ApiProblems(
     'malformed_body',
@@ -109,6 +111,8 @@ export class PasswordController {
       void reply.status(202);
       return {};
     }
+    // A credential in the body: no cache along the way may keep it (as RFC 6749 §5.1 asks of tokens).
+    void reply.header('Cache-Control', 'no-store');
     return { token: answer.token, expires_at: answer.expiresAt };
   }
 }
