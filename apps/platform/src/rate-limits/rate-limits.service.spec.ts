@@ -86,6 +86,18 @@ describe('RateLimitsService', () => {
       expect(written).toEqual([]);
     });
 
+    it('refuses a tier whose bucket holds less than one request (it would refuse every request for good)', async () => {
+      const { repository, written } = repositoryWith();
+      const tier: RateLimitTier = { group: 'users.read', ratePerMinute: 1, burst: 1, scope: 'per-token' };
+      await expect(fieldsOf(new RateLimitsService(repository).setOverride('org-1', tier))).resolves.toEqual({
+        code: 'validation_failed',
+        fields: ['burst'],
+      });
+      // A minute's rate of one, with a burst of 60, is a bucket of one: the least that admits anything.
+      await new RateLimitsService(repository).setOverride('org-1', { ...tier, burst: 60 });
+      expect(written).toEqual([{ orgId: 'org-1', tier: { ...tier, burst: 60 } }]);
+    });
+
     it('refuses a tier without an org', async () => {
       const { repository, written } = repositoryWith();
       const tier: RateLimitTier = { group: 'default', ratePerMinute: 60, burst: 5, scope: 'per-ip' };

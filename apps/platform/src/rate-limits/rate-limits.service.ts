@@ -1,4 +1,4 @@
-import { RATE_LIMIT_GROUPS, RateLimitTier, STANDARD_TIERS } from '@acct/limits';
+import { bucketCapacity, RATE_LIMIT_GROUPS, RateLimitTier, STANDARD_TIERS } from '@acct/limits';
 import { DomainError, FieldError, validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
@@ -28,8 +28,12 @@ export class RateLimitsService {
     if (!Number.isInteger(tier.ratePerMinute) || tier.ratePerMinute < 1) {
       errors.push({ field: 'rate_per_minute', message: 'must be a positive integer' });
     }
-    if (!Number.isInteger(tier.burst) || tier.burst < 1)
+    if (!Number.isInteger(tier.burst) || tier.burst < 1) {
       errors.push({ field: 'burst', message: 'must be a positive integer' });
+    } else if (Number.isInteger(tier.ratePerMinute) && tier.ratePerMinute >= 1 && bucketCapacity(tier) < 1) {
+      // A bucket that never holds a whole request refuses every request, whatever Retry-After says.
+      errors.push({ field: 'burst', message: 'rate per second × burst must be at least 1 (one request)' });
+    }
     if (tier.scope !== 'per-ip' && tier.scope !== 'per-token') {
       errors.push({ field: 'scope', message: 'must be per-ip or per-token' });
     }
