@@ -102,6 +102,25 @@ describe('administration of an org’s users', () => {
     expectProblem(stale, 412, 'precondition_failed');
   });
 
+  it('takes a JSON merge patch as RFC 7396 has it: null puts the profile back to its defaults', async () => {
+    const { id } = await activeUser('profiled');
+    const patch = (body: string) =>
+      call<User>(`/v2/users/${id}`, {
+        method: 'PATCH',
+        token: admin,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        raw: body,
+      });
+    const changed = await patch('{"profile":{"locale":"en-GB","timezone":"Europe/London"}}');
+    expect(changed.status).toBe(200);
+    // The profile is not in a User answer; its ETag says the user changed, and back.
+    const reset = await patch('{"profile":null}');
+    expect(reset.status).toBe(200);
+    expect(reset.headers.get('etag')).not.toBe(changed.headers.get('etag'));
+    const again = await patch('{"profile":{"locale":"en-GB","timezone":"Europe/London"}}');
+    expect(again.headers.get('etag')).not.toBe(reset.headers.get('etag'));
+  });
+
   it('disables (login says account_disabled), enables, and deletes (the e-mail is free again)', async () => {
     const { id, email } = await activeUser('lifecycle');
     expect((await call(`/v2/users/${id}/disable`, { method: 'POST', token: admin })).status).toBe(200);

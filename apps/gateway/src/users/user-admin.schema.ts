@@ -17,8 +17,9 @@ export const listUsersQuery = z.object({
 
 /**
  * `PATCH /v2/users/{id}` body: a JSON merge patch (RFC 7396) of the fields an admin may change.
- * `null` removes `phone` and puts `profile.locale` / `profile.timezone` back to their defaults;
- * `display_name` and `roles` cannot be removed. Unknown fields are refused.
+ * `null` removes `phone` and puts `profile.locale` / `profile.timezone` back to their defaults
+ * (`profile: null` both of them); `display_name` and `roles` cannot be removed. Unknown fields are
+ * refused.
  */
 export const patchUserBody = z
   .object({
@@ -46,6 +47,7 @@ export const patchUserBody = z
           .optional(),
       })
       .strict()
+      .nullable()
       .optional(),
   })
   .strict();

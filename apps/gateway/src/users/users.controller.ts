@@ -190,6 +190,8 @@ export class UsersController {
     const body = parseOrFail(patchUserBody, jsonObjectBody(request));
     const patch = (value: string | null | undefined) =>
       value === undefined ? undefined : { value: value ?? undefined };
+    // RFC 7396: a null member is removed; the profile's two fields go back to their defaults.
+    const profile = body.profile === null ? { locale: null, timezone: null } : body.profile;
     const { user } = await this.identity.call(
       'updateUser',
       {
@@ -198,8 +200,8 @@ export class UsersController {
         displayName: body.display_name,
         roles: body.roles ? { roles: body.roles } : undefined,
         phone: patch(body.phone),
-        locale: patch(body.profile?.locale),
-        timezone: patch(body.profile?.timezone),
+        locale: patch(profile?.locale),
+        timezone: patch(profile?.timezone),
       },
       { accessToken: request.accessToken },
     );
