@@ -158,6 +158,31 @@ describe('browser apps and standard OAuth clients (contract §6)', () => {
     });
   });
 
+  it('GET /v2/auth/authorize: a parameter sent twice goes back as invalid_request; a repeated client_id, redirect_uri or state gets the 400 page', async () => {
+    const twice = await browser(`/v2/auth/authorize?${query()}&scope=users:write`);
+    expect(twice.status).toBe(303);
+    const location = new URL(twice.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('scope'),
+      state: 'st4te',
+      iss: metadata.issuer,
+    });
+    // Whom to send an error to, and with which state, is itself in doubt: never a redirect.
+    for (const name of ['client_id', 'redirect_uri', 'state']) {
+      const page = await browser(`/v2/auth/authorize?${query()}&${name}=${encodeURIComponent(REDIRECT)}`);
+      expect(page.status).toBe(400);
+      expect(page.headers.get('location')).toBeNull();
+    }
+    // An unregistered redirect URI is not sent anything, whatever else is wrong.
+    const unregistered = await browser(
+      `/v2/auth/authorize?${query({ redirect_uri: 'https://evil.test/callback' })}&scope=users:write`,
+    );
+    expect(unregistered.status).toBe(400);
+    expect(unregistered.headers.get('location')).toBeNull();
+  });
+
   it('POST /v2/auth/authorize then POST /v2/auth/token (authorization_code): a token set, field by field', async () => {
     const { location, code, verifier } = await signIn();
     expect(Object.fromEntries(location.searchParams)).toEqual({

@@ -58,7 +58,16 @@ interface AuthorizationRequest {
   state: string;
   /** A parameter sent twice or too long (RFC 6749 §3.1): the request cannot be trusted. */
   malformed?: string;
+  /**
+   * Whether the parameters an error redirect is built from (client_id, redirect_uri, state) were each
+   * sent once: then a malformed request goes back to the client as `invalid_request` (RFC 6749
+   * §4.1.2.1) once its client and redirect URI check out; else it gets the error page.
+   */
+  redirectable: boolean;
 }
+
+/** What an error redirect is addressed and matched by. */
+const REDIRECT_PARAMETERS = new Set(['client_id', 'redirect_uri', 'state']);
 
 type CarriedRequest = AuthorizationRequest & { fields: Record<string, string> };
 
@@ -69,9 +78,11 @@ function authorizationRequest(source: unknown): AuthorizationRequest & { fields:
   const input = isPlainObject(source) ? source : {};
   const fields: Record<string, string> = {};
   let malformed: string | undefined;
+  let redirectable = true;
   for (const [name, value] of Object.entries(input)) {
     if (typeof value !== 'string' || value.length > MAX_PARAMETER_LENGTH) {
       malformed ??= `The ${name} parameter must be sent once, at most ${MAX_PARAMETER_LENGTH} characters.`;
+      if (REDIRECT_PARAMETERS.has(name)) redirectable = false;
       continue;
     }
     fields[name] = value;
@@ -79,7 +90,7 @@ function authorizationRequest(source: unknown): AuthorizationRequest & { fields:
   const parameters = Object.fromEntries(
     Object.entries(REQUEST_FIELDS).map(([key, name]) => [key, fields[name] ?? '']),
   ) as unknown as authV1.AuthorizationParameters;
-  return { parameters, state: fields.state ?? '', malformed, fields };
+  return { parameters, state: fields.state ?? '', malformed, redirectable, fields };
 }
 
 /**
@@ -129,13 +140,17 @@ export class AuthorizeController {
   async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language']);
     const authorization = authorizationRequest(request.query);
-    if (authorization.malformed) return this.errorPage(reply, language, authorization.malformed);
+    if (authorization.malformed && !authorization.redirectable) {
+      return this.errorPage(reply, language, authorization.malformed);
+    }
     const nonce = this.nonce(request, reply);
     const answer = await this.auth.call('checkAuthorization', {
       parameters: authorization.parameters,
       csrfNonce: nonce,
     });
     if (answer.errorPage) return this.errorPage(reply, language, answer.errorDescription);
+    if (authorization.malformed)
+      return this.redirectError(reply, authorization, 'invalid_request', authorization.malformed);
     if (answer.error) return this.redirectError(reply, authorization, answer.error, answer.errorDescription);
     return this.html(
       reply,
