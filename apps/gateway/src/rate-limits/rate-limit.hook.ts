@@ -13,6 +13,9 @@ import { TierCache } from './tier-cache';
 export const RATE_LIMITER = Symbol('RATE_LIMITER');
 export const API_USAGE = Symbol('API_USAGE');
 
+/** The group of the token endpoint and the other OAuth endpoints (contract §2, §6). */
+const OAUTH_GROUP = 'auth';
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Whole seconds (at least 1) from `now` to the next UTC midnight, when the day's API count starts again. */
 export const secondsUntilUtcMidnight = (now: number) => Math.max(1, Math.ceil((DAY_MS - (now % DAY_MS)) / 1000));
@@ -65,11 +68,14 @@ export class RateLimitHook {
       );
     }
     if (!decision.allowed) {
+      const detail = `Too many requests in the ${tier.group} group; retry later.`;
       return sendProblem(
         request,
         reply,
-        new DomainError('rate_limited', `Too many requests in the ${tier.group} group; retry later.`, {
+        new DomainError('rate_limited', detail, {
           retryAfter: Math.max(1, Math.ceil(decision.msUntilToken / 1000)),
+          // The token endpoint's errors carry RFC 6749 §5.2's members too (contract §4: 429 rate_limited).
+          ...(tier.group === OAUTH_GROUP ? { extensions: { error: 'rate_limited', error_description: detail } } : {}),
         }),
       );
     }
