@@ -35,7 +35,8 @@ export class RemoveMfaService {
   ) {}
 
   async remove(caller: Caller, callerToken: string, userId: string, password: string, mfaCode: string): Promise<void> {
-    if (caller.kind === 'user' && (userId === 'me' || userId === caller.subject)) {
+    // Ids are UUIDs, which identity reads in any letter case: its own id in capitals is the user itself too.
+    if (caller.kind === 'user' && (userId === 'me' || userId.toLowerCase() === caller.subject.toLowerCase())) {
       return this.removeOwn(caller, callerToken, password, mfaCode);
     }
     const user = await this.target.resolve(caller, callerToken, userId, "Only admins may remove another user's MFA.");

@@ -42,7 +42,8 @@ const identity = {
     Promise.resolve(password === PASSWORD ? USERS.find((u) => u.email === email) : undefined),
   emailOf: (token: string) => Promise.resolve(USERS.find((u) => u.id === claimsOf(token).sub)?.email),
   loginNamesOf: (token: string, userId: string) => {
-    const id = userId === 'me' ? claimsOf(token).sub : userId;
+    // Identity's ids are Postgres uuids: any letter case names the same user.
+    const id = userId === 'me' ? claimsOf(token).sub : userId.toLowerCase();
     const found = USERS.find((u) => u.id === id && u.orgId === claimsOf(token).org_id);
     return Promise.resolve(found ? { id: found.id, email: found.email, phone: found.phone } : undefined);
   },
@@ -230,6 +231,21 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
       expect(await outcomeOf(login(MEMBER))).toBe('ok');
       expect(await auditOf(MEMBER, 'user.mfa_removed')).toEqual([
         { org_id: ORG, actor_id: MEMBER.id, target_type: 'user', details: { by: 'self' } },
+      ]);
+    });
+
+    it('treats an admin naming its own id in another letter case as itself: password and code still needed', async () => {
+      const adminCode = await enableMfa(ADMIN);
+      const ownId = ADMIN.id.toUpperCase();
+      expect(await refusal(removals.remove(as(ADMIN).caller, as(ADMIN).token, ownId, '', ''))).toMatchObject({
+        code: 'validation_failed',
+        status: 400,
+      });
+      expect(await count('SELECT count(*) AS n FROM mfa_totp WHERE user_id = $1', [ADMIN.id])).toBe(1);
+      expect(await auditOf(ADMIN, 'user.mfa_removed')).toEqual([]);
+      await removals.remove(as(ADMIN).caller, as(ADMIN).token, ownId, PASSWORD, adminCode());
+      expect(await auditOf(ADMIN, 'user.mfa_removed')).toEqual([
+        { org_id: ORG, actor_id: ADMIN.id, target_type: 'user', details: { by: 'self' } },
       ]);
     });
 
