@@ -55,10 +55,11 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
       identityClient: {
         verifyPassword: (email, password) =>
           Promise.resolve(password === 'right-password' ? USERS.find((u) => u.email === email) : undefined),
-        // As identity's GetUser with the caller's token: a user of the caller's own org only.
+        // As identity's GetUser with the caller's token: a user of the caller's own org only (an id in
+        // any letter case, as identity reads UUIDs).
         visibleTo: (callerToken, userId) => {
           const orgId = (decodeJwt(callerToken) as { org_id: string }).org_id;
-          return Promise.resolve(USERS.some((u) => u.id === userId && u.orgId === orgId));
+          return Promise.resolve(USERS.some((u) => u.id === userId.toLowerCase() && u.orgId === orgId));
         },
       },
     });
@@ -124,6 +125,19 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
     expect(await sessions.revokeAll(admin.caller, admin.token, VIEWER.id)).toBeGreaterThanOrEqual(2);
     expect(await accepted(a.accessToken)).toBe(false);
     expect(await accepted(b.accessToken)).toBe(false);
+    expect(await sessions.list(admin.caller, admin.token, VIEWER.id)).toEqual([]);
+  });
+
+  it('takes a user id in any letter case as that user: its own for a member, all of its sessions ended for an admin', async () => {
+    const own = await login(MEMBER);
+    const self = { caller: await verifier.verify(own.accessToken), token: own.accessToken };
+    expect((await sessions.list(self.caller, self.token, MEMBER.id.toUpperCase())).map((s) => s.id)).toContain(
+      sidOf(own),
+    );
+    const admin = await as(ADMIN);
+    const viewers = await login(VIEWER);
+    expect(await sessions.revokeAll(admin.caller, admin.token, VIEWER.id.toUpperCase())).toBeGreaterThanOrEqual(1);
+    expect(await accepted(viewers.accessToken)).toBe(false);
     expect(await sessions.list(admin.caller, admin.token, VIEWER.id)).toEqual([]);
   });
 

@@ -69,10 +69,12 @@ export class SessionsService {
   /** The user id the caller may act on, or the refusal. */
   private async target(caller: Caller, callerToken: string, userId: string, scope: string): Promise<string> {
     requireUser(caller, 'Only users have sessions.');
-    if (userId === 'me' || userId === caller.subject) return caller.subject;
+    // Identity reads a UUID in any letter case; sessions and revocations are kept under the lower-case id.
+    const id = userId.toLowerCase();
+    if (userId === 'me' || id === caller.subject.toLowerCase()) return caller.subject;
     requireScope(caller, scope);
     requireRole(caller, 'admin', "Only admins may see or end another user's sessions.");
-    if (!UUID.test(userId) || !(await this.identity.visibleTo(callerToken, userId))) throw notFound();
-    return userId;
+    if (!UUID.test(id) || !(await this.identity.visibleTo(callerToken, id))) throw notFound();
+    return id;
   }
 }
