@@ -1,6 +1,7 @@
 import { Caller } from '@acct/access-token';
 import { authV1 } from '@acct/contracts';
 
+import { ClientService } from '../clients/client.service';
 import { VerifiedUser } from '../identity/identity.client';
 import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { passwordLogin } from '../test-support/login-requests';
@@ -160,5 +161,52 @@ describe('login audit of refreshes (real Postgres)', () => {
     for (const token of [login.refreshToken, rotated.refreshToken, narrowed.refreshToken]) {
       expect(everything).not.toContain(token);
     }
+  });
+});
+
+describe("login audit of a known client's and a known refresh token's failures (real Postgres)", () => {
+  const auth = useAuthOnTestDatabase({ identityClient: identity });
+  const admin = () => auth.harness.get(LoginAudit).list(callerOf(['admin']), list({ limit: 100, outcome: 'failure' }));
+
+  it("shows the org's admins a reused refresh token, attributed to its user (README Decisions, reference Audit)", async () => {
+    const login = await auth.tokens.issue(attempt({}));
+    const refresh = () =>
+      auth.tokens.issue(
+        attempt({ grantType: 'refresh_token', username: '', password: '', refreshToken: login.refreshToken }),
+      );
+    await refresh();
+    auth.harness.clock.advance(6_000);
+    await expect(refresh()).rejects.toMatchObject({ code: 'invalid_grant' });
+    const { entries } = await admin();
+    expect(entries).toEqual([
+      expect.objectContaining({
+        grantType: 'refresh_token',
+        subject: USER.id,
+        outcome: 'failure',
+        reason: 'invalid_grant',
+      }),
+    ]);
+  });
+
+  it("shows the org's admins a known client's failed client_credentials request", async () => {
+    const { clientId } = await auth.harness
+      .get(ClientService)
+      .create({ orgId: ORG, name: 'audited', scopes: ['users:read'] });
+    const request = attempt({
+      grantType: 'client_credentials',
+      username: '',
+      password: '',
+      clientId,
+      clientSecret: 'wrong',
+    });
+    await expect(auth.tokens.issue(request)).rejects.toMatchObject({ code: 'invalid_client' });
+    const { entries } = await admin();
+    expect(entries.find((entry) => entry.grantType === 'client_credentials')).toMatchObject({
+      grantType: 'client_credentials',
+      clientId,
+      subject: clientId,
+      outcome: 'failure',
+      reason: 'invalid_client',
+    });
   });
 });

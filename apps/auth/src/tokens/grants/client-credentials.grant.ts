@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 
+import { attributeFailure } from '../../audit/login-attribution';
 import { GATEWAY_SUBJECT, GatewayCaller } from '../../callers/gateway-caller';
 import { CLIENT_CREDENTIALS, ClientService } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
@@ -32,6 +33,18 @@ export class ClientCredentialsGrant implements Grant {
       if (!this.gateway.isGatewaySecret(clientSecret)) throw OAuthErrors.invalidClient();
       return issued(await this.accessTokens.issue(GATEWAY_SUBJECT, this.config.SERVICE_TOKEN_TTL_SECONDS));
     }
+    try {
+      return await this.issueToClient(request, clientId, clientSecret);
+    } catch (refusal) {
+      // A refusal of a known client (wrong secret, grant or scope) is its org's: the login audit shows
+      // it to the org's admins (README Decisions, "Login audit").
+      const client = await this.clients.find(clientId).catch(() => undefined);
+      if (client) attributeFailure(refusal, { subject: client.id, orgId: client.orgId });
+      throw refusal;
+    }
+  }
+
+  private async issueToClient(request: TokenRequest, clientId: string, clientSecret: string): Promise<Issued> {
     const client = await this.clients.authenticate(clientId, clientSecret);
     if (!client) throw OAuthErrors.invalidClient();
     if (!client.grantTypes.includes(CLIENT_CREDENTIALS)) throw OAuthErrors.unauthorizedClient(CLIENT_CREDENTIALS);

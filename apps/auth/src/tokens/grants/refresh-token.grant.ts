@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 
+import { attributeFailure } from '../../audit/login-attribution';
 import { ClientService, REFRESH_TOKEN } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
@@ -24,6 +25,20 @@ export class RefreshTokenGrant implements Grant {
   ) {}
 
   async issue(request: TokenRequest): Promise<Issued> {
+    try {
+      return await this.refreshed(request);
+    } catch (refusal) {
+      // A refusal of a known token (reused, revoked, expired, another client's) is its user's: the
+      // login audit shows it to the user's org (README Decisions, "Login audit").
+      const token = request.refreshToken
+        ? await this.refreshTokens.find(request.refreshToken).catch(() => undefined)
+        : undefined;
+      if (token) attributeFailure(refusal, { subject: token.userId, orgId: token.orgId });
+      throw refusal;
+    }
+  }
+
+  private async refreshed(request: TokenRequest): Promise<Issued> {
     const refreshToken = required(request, 'refreshToken', 'refresh_token');
     const clientId = request.clientId || this.config.DEFAULT_PUBLIC_CLIENT_ID;
     if (clientId !== this.config.DEFAULT_PUBLIC_CLIENT_ID) {
