@@ -1,6 +1,15 @@
 import net from 'node:net';
 
-import { ApiClient, AppName, bootstrapOrg, raiseLimit, request, TestStack, waitFor } from '@acct/testing';
+import {
+  ApiClient,
+  AppName,
+  bootstrapOrg,
+  expectProblem,
+  raiseLimit,
+  request,
+  TestStack,
+  waitFor,
+} from '@acct/testing';
 
 const ADMIN_PASSWORD = 'shutdown-admin-pass-1';
 const IN_FLIGHT = 4;
@@ -82,6 +91,38 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(await refusesConnections(stack.ports.http)).toBe(true);
 
     await stack.startApp('gateway');
+  });
+
+  it('the gateway refuses a request that arrives while it drains with 503 problem+json, its request id and Retry-After', async () => {
+    // A client on an open connection whose request is still arriving when SIGTERM comes: the
+    // connection is not idle, so it stays open, and the request is complete only once drain began.
+    const socket = net.connect(stack.ports.http, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let raw = '';
+    socket.on('data', (chunk: Buffer) => (raw += chunk.toString('latin1')));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write('GET /v2/system/health HTTP/1.1\r\nHost: gateway\r\nX-Request-Id: late-during-drain\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const exit = stack.terminateApp('gateway');
+    await waitFor('gateway /readyz 503', async () =>
+      (await fetch(stack.opsUrl('gateway', '/readyz'))).status === 503 ? true : undefined,
+    );
+    socket.write('\r\n');
+    await closed;
+    const exited = await exit;
+    await stack.startApp('gateway');
+
+    const [head = '', text = ''] = raw.split('\r\n\r\n');
+    const [statusLine = '', ...headerLines] = head.split('\r\n');
+    const headers = new Headers(
+      headerLines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]),
+    );
+    const answer = { status: Number(statusLine.split(' ')[1]), headers, text, body: JSON.parse(text) as unknown };
+    expect(expectProblem(answer, 503, 'service_unavailable').request_id).toBe('late-during-drain');
+    expect(Number(headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(headers.get('connection')).toBe('close');
+    expect(exited).toEqual({ code: 0, signal: null });
   });
 
   it('a backend service refuses new connections, finishes the calls in flight and exits 0', async () => {

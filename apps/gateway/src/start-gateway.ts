@@ -11,6 +11,7 @@ import {
   NestPinoLogger,
   OpsModule,
 } from '@acct/observability';
+import { DomainError } from '@acct/problem';
 import fastifyCookie from '@fastify/cookie';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -24,6 +25,7 @@ import { answeredProbe } from './health/answered-probe';
 import { HealthReporter } from './health/health-reporter';
 import { refuseControlCharacters } from './http/control-characters';
 import { clientError, frameworkError, LimitRequest } from './http/framework-errors';
+import { sendProblem } from './http/problem';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
@@ -54,6 +56,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const routes = new RouteTable();
   // The rate-limit hook, for requests Fastify refuses before any hook: known once the app is built.
   const late: { limitRequest?: LimitRequest } = {};
+  // Set once drain began: a request that still arrives then is refused (see the hook below).
+  let closing = false;
 
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
@@ -61,7 +65,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     // X-Forwarded-For is believed only from these proxies; otherwise the socket's address is the client.
     trustProxy: trustedProxies(config.TRUSTED_PROXIES),
     genReqId: (request: IncomingMessage) => acceptRequestId(request.headers['x-request-id']),
-    return503OnClosing: true,
+    // Fastify's own refusal while closing is bare JSON without the request id: ours is below.
+    return503OnClosing: false,
     // Requests Fastify or Node refuse before any route runs are problem documents too (contract §1).
     frameworkErrors: frameworkError(() => late.limitRequest),
     clientErrorHandler: clientError,
@@ -111,6 +116,17 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   fastify.addHook('onRequest', (request, reply) => authenticate.handle(request, reply));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
   late.limitRequest = (request, reply) => rateLimits.handle(request, reply);
+  // A request that arrives on a connection still open while the gateway drains (its headers were on
+  // their way, or it was pipelined) is refused as contract §1's 503, with its request id, the
+  // rate-limit headers and Retry-After; Fastify adds `Connection: close`.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (!closing) return done();
+    void sendProblem(
+      request,
+      reply,
+      new DomainError('service_unavailable', 'This gateway instance is shutting down; retry.', { retryAfter: 1 }),
+    );
+  });
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));
@@ -136,7 +152,10 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     logger,
     // Fastify's close: the listener closes, idle keep-alive connections too, requests in flight finish
     // (a request arriving on a busy connection meanwhile gets 503 with `Connection: close`).
-    drain: () => fastify.close(),
+    drain: () => {
+      closing = true;
+      return fastify.close();
+    },
     async close() {
       await app.close();
       await ops.close();
