@@ -96,5 +96,41 @@ describe('the operator CLI behaves like one', () => {
       expect(text.stdout).toContain(`org_id         ${String(answer.org_id)}`);
       expect(text.stdout).toContain('client_secret  (unchanged;');
     });
+
+    it('refuses an --org-id that is no org id, and hex or exponent rates, storing nothing', () => {
+      const tier = ['--group', 'users.read', '--scope', 'per-token'];
+      const cases = [
+        ['set-quota', '--org-id', 'not-a-uuid', '--dimension', 'api', '--name', 'Users', '--limit', '5'],
+        ['set-rate-limit', '--org-id', 'acme', ...tier, '--rate-per-minute', '60', '--burst', '10'],
+        ['set-rate-limit', '--org-id', crypto.randomUUID(), ...tier, '--rate-per-minute', '0x3c', '--burst', '10'],
+        ['set-rate-limit', '--org-id', crypto.randomUUID(), ...tier, '--rate-per-minute', '60', '--burst', '1e1'],
+      ];
+      for (const args of cases) {
+        const refused = cli([...args, '--json'], stack.env);
+        expect({ args, refused: refused.status !== 0, stdout: refused.stdout }).toEqual({
+          args,
+          refused: true,
+          stdout: '',
+        });
+      }
+    });
+
+    it.each([' ', '0x10', '1e3'])('refuses set-quota --limit %j instead of storing a number read from it', (limit) => {
+      const orgId = crypto.randomUUID();
+      const args = ['set-quota', '--org-id', orgId, '--dimension', 'api', '--name', 'API requests', '--limit', limit];
+      const refused = cli([...args, '--json'], stack.env);
+      expect(refused.status).not.toBe(0);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain('--limit');
+      // A plain number is what it takes.
+      const accepted = cli([...args.slice(0, -1), '250000', '--json'], stack.env);
+      expect(accepted.status).toBe(0);
+      expect(JSON.parse(accepted.stdout)).toEqual({
+        org_id: orgId,
+        dimension: 'api',
+        name: 'API requests',
+        limit: 250000,
+      });
+    });
   });
 });

@@ -11,6 +11,8 @@ import { QuotasRepository } from './quotas/quotas.repository';
 import { RateLimitsRepository } from './rate-limits/rate-limits.repository';
 import { RateLimitsService } from './rate-limits/rate-limits.service';
 
+const ORG_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
  * Operator commands of the platform service, against its own database; one JSON line on stdout.
  *   set-rate-limit --org-id <id> --group <group> --rate-per-minute <n> --burst <n> --scope per-ip|per-token
@@ -18,6 +20,15 @@ import { RateLimitsService } from './rate-limits/rate-limits.service';
  */
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
+  // A plain decimal number: Number() would read a blank as 0 (a quota nobody can use), and hex or
+  // exponents are not what an operator types for a limit.
+  const plainNumber = (value: string | undefined) => (/^\d+(?:\.\d+)?$/.test(value ?? '') ? Number(value) : NaN);
+  // The org ids identity issues: anything else is a typo that would be stored for no org.
+  const orgIdOf = (value: string | undefined) => {
+    if (!ORG_ID.test(value ?? ''))
+      throw new Error(`--org-id must be an org's id (a UUID), not ${JSON.stringify(value ?? '')}`);
+    return value!.toLowerCase();
+  };
   const prisma = new PrismaService(loadPlatformConfig());
   try {
     switch (command) {
@@ -32,12 +43,12 @@ async function main() {
             scope: { type: 'string' },
           },
         });
-        const orgId = values['org-id'] ?? '';
+        const orgId = orgIdOf(values['org-id']);
         const rateLimits = new RateLimitsService(new RateLimitsRepository(prisma));
         await rateLimits.setOverride(orgId, {
           group: values.group ?? '',
-          ratePerMinute: Number(values['rate-per-minute']),
-          burst: Number(values.burst),
+          ratePerMinute: plainNumber(values['rate-per-minute']),
+          burst: plainNumber(values.burst),
           scope: (values.scope ?? '') as 'per-ip',
         });
         process.stdout.write(`${JSON.stringify({ org_id: orgId, tiers: await rateLimits.tiersOf(orgId) })}\n`);
@@ -53,8 +64,8 @@ async function main() {
             limit: { type: 'string' },
           },
         });
-        const orgId = values['org-id'] ?? '';
-        const limit = Number(values.limit);
+        const orgId = orgIdOf(values['org-id']);
+        const limit = plainNumber(values.limit);
         const known = STANDARD_QUOTAS.some(
           (quota) => quota.dimension === values.dimension && quota.name === values.name,
         );
