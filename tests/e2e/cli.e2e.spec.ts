@@ -97,6 +97,16 @@ describe('the operator CLI behaves like one', () => {
       expect(text.stdout).toContain('client_secret  (unchanged;');
     });
 
+    it('answers set-rate-limit with the org and its tiers, snake_case like every other answer', () => {
+      const orgId = crypto.randomUUID();
+      const args = ['set-rate-limit', '--org-id', orgId, '--group', 'users.read', '--scope', 'per-token'];
+      const answer = cli([...args, '--rate-per-minute', '120', '--burst', '5', '--json'], stack.env);
+      expect(answer.status).toBe(0);
+      const { org_id: answered, tiers } = JSON.parse(answer.stdout) as { org_id: string; tiers: object[] };
+      expect(answered).toBe(orgId);
+      expect(tiers).toContainEqual({ group: 'users.read', rate_per_minute: 120, burst: 5, scope: 'per-token' });
+    });
+
     it('refuses an --org-id that is no org id, and hex or exponent rates, storing nothing', () => {
       const tier = ['--group', 'users.read', '--scope', 'per-token'];
       const cases = [

@@ -51,7 +51,14 @@ async function main() {
           burst: plainNumber(values.burst),
           scope: (values.scope ?? '') as 'per-ip',
         });
-        process.stdout.write(`${JSON.stringify({ org_id: orgId, tiers: await rateLimits.tiersOf(orgId) })}\n`);
+        // snake_case like every other answer of the CLI and the API.
+        const tiers = (await rateLimits.tiersOf(orgId)).map(({ group, ratePerMinute, burst, scope }) => ({
+          group,
+          rate_per_minute: ratePerMinute,
+          burst,
+          scope,
+        }));
+        process.stdout.write(`${JSON.stringify({ org_id: orgId, tiers })}\n`);
         break;
       }
       case 'set-quota': {
