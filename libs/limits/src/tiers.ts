@@ -63,3 +63,7 @@ export function utcDate(epochMs: number): string {
   }
   return lastDay.date;
 }
+
+/** Whole seconds (at least 1) from `epochMs` to the next UTC midnight, when the day's API count starts again. */
+export const secondsUntilUtcMidnight = (epochMs: number) =>
+  Math.max(1, Math.ceil((DAY_MS - (epochMs % DAY_MS)) / 1000));

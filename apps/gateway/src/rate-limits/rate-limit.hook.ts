@@ -1,4 +1,4 @@
-import { API_QUOTA_EXEMPT_GROUPS, STANDARD_TIERS } from '@acct/limits';
+import { API_QUOTA_EXEMPT_GROUPS, secondsUntilUtcMidnight, STANDARD_TIERS } from '@acct/limits';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -15,10 +15,6 @@ export const API_USAGE = Symbol('API_USAGE');
 
 /** The group of the token endpoint and the other OAuth endpoints (contract §2, §6). */
 const OAUTH_GROUP = 'auth';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** Whole seconds (at least 1) from `now` to the next UTC midnight, when the day's API count starts again. */
-export const secondsUntilUtcMidnight = (now: number) => Math.max(1, Math.ceil((DAY_MS - (now % DAY_MS)) / 1000));
 
 /**
  * Runs for every request (Fastify onRequest) right after the authenticate hook: takes a token from the
