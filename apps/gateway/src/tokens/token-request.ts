@@ -27,14 +27,16 @@ export type TokenParameters = Record<(typeof FIELDS)[number], string>;
 export const MAX_PARAMETER_LENGTH = 1024;
 
 /** An RFC 6749 §5.2 error: the OAuth `error` member beside the problem members. */
-export const oauthError = (code: 'invalid_request' | 'invalid_client', description: string) =>
-  new DomainError(code, description, { extensions: { error: code, error_description: description } });
+export const oauthError = (
+  code: 'invalid_request' | 'invalid_client',
+  description: string,
+  headers?: Record<string, string>,
+) => new DomainError(code, description, { extensions: { error: code, error_description: description }, headers });
 
 /** Basic credentials that cannot be read: RFC 6749 §5.2 asks for 401 with a challenge of the scheme used. */
 const malformedBasic = () =>
-  new DomainError('invalid_client', 'The HTTP Basic credentials are malformed.', {
-    extensions: { error: 'invalid_client', error_description: 'The HTTP Basic credentials are malformed.' },
-    headers: { 'WWW-Authenticate': `Basic realm="${REALM}"` },
+  oauthError('invalid_client', 'The HTTP Basic credentials are malformed.', {
+    'WWW-Authenticate': `Basic realm="${REALM}"`,
   });
 
 /** The parameters of `POST /v2/auth/token` (see `clientRequestParameters`); `grant_type` defaults to password. */
