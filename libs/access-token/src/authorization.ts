@@ -30,6 +30,13 @@ export function requireRole(caller: Caller, role: Role, detail = `Only ${role}s 
   throw new DomainError('forbidden', detail);
 }
 
+/**
+ * Whether `userId` (a path's `{id}`) names the calling user itself: `me`, or its own id in any letter
+ * case (identity reads a UUID in any case, so an id in capitals is the same user).
+ */
+export const namesCaller = (caller: Caller, userId: string): boolean =>
+  caller.kind === 'user' && (userId === 'me' || userId.toLowerCase() === caller.subject.toLowerCase());
+
 /** Only users, not clients acting for themselves (client_credentials tokens). */
 export function requireUser(caller: Caller, detail = 'Only users can do this.'): void {
   if (caller.kind !== 'user') throw new DomainError('forbidden', detail);

@@ -1,4 +1,4 @@
-import { Caller, requireRole, requireScope, requireUser } from '@acct/access-token';
+import { Caller, namesCaller, requireRole, requireScope, requireUser } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
@@ -69,9 +69,9 @@ export class SessionsService {
   /** The user id the caller may act on, or the refusal. */
   private async target(caller: Caller, callerToken: string, userId: string, scope: string): Promise<string> {
     requireUser(caller, 'Only users have sessions.');
+    if (namesCaller(caller, userId)) return caller.subject;
     // Identity reads a UUID in any letter case; sessions and revocations are kept under the lower-case id.
     const id = userId.toLowerCase();
-    if (userId === 'me' || id === caller.subject.toLowerCase()) return caller.subject;
     requireScope(caller, scope);
     requireRole(caller, 'admin', "Only admins may see or end another user's sessions.");
     if (!UUID.test(id) || !(await this.identity.visibleTo(callerToken, id))) throw notFound();

@@ -1,4 +1,4 @@
-import { Caller, requireScope, requireUser, USERS_READ_SCOPE } from '@acct/access-token';
+import { Caller, namesCaller, requireScope, requireUser, USERS_READ_SCOPE } from '@acct/access-token';
 import { DomainError, validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
@@ -35,8 +35,7 @@ export class RemoveMfaService {
   ) {}
 
   async remove(caller: Caller, callerToken: string, userId: string, password: string, mfaCode: string): Promise<void> {
-    // Ids are UUIDs, which identity reads in any letter case: its own id in capitals is the user itself too.
-    if (caller.kind === 'user' && (userId === 'me' || userId.toLowerCase() === caller.subject.toLowerCase())) {
+    if (namesCaller(caller, userId)) {
       return this.removeOwn(caller, callerToken, password, mfaCode);
     }
     const user = await this.target.resolve(caller, callerToken, userId, "Only admins may remove another user's MFA.");
