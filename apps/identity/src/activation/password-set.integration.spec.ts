@@ -34,7 +34,19 @@ describe('password set (activation and reset links)', () => {
     await identity?.close();
   });
 
-  it('retires every other link of the user once one of them sets the password, so an older mail cannot change it again', async () => {
+  it("replaces the user's older links with a new one, and leaves other users' links alone", async () => {
+    const user = await newUser();
+    const older = await resetLink(user.id);
+    const othersLink = await resetLink((await newUser()).id);
+    const newer = await resetLink(user.id);
+
+    expect((await domainFailure(passwords.checkToken(older))).code).toBe('unauthenticated');
+    expect((await domainFailure(passwords.setPassword(older, 'the-old-link-pass-1'))).code).toBe('unauthenticated');
+    await expect(passwords.checkToken(newer)).resolves.toBeUndefined();
+    await expect(passwords.checkToken(othersLink)).resolves.toBeUndefined();
+  });
+
+  it('consumes the link that set the password, and no older link of the user works after it', async () => {
     const user = await newUser();
     const older = await resetLink(user.id);
     const newer = await resetLink(user.id);

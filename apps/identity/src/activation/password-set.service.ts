@@ -69,7 +69,9 @@ export class PasswordSetService {
 
   /**
    * `POST /v2/users/{id}/reset-password`: a new one-time token for a user of the caller's org, mailed
-   * (an event for the mailer) or handed back to the caller (`send_email: false`).
+   * (an event for the mailer) or handed back to the caller (`send_email: false`). It replaces every
+   * link the user still holds: an admin who sends a new link because an older one went astray (or
+   * leaked) leaves only the new one working.
    */
   async requestReset(
     caller: Caller,
@@ -81,6 +83,7 @@ export class PasswordSetService {
     if (!user) throw new DomainError('not_found', 'No such user.');
     const now = this.clock.date();
     const issued = await this.transactions.run(async (db) => {
+      await this.tokens.retireAllOf(db, user.id, now);
       const token = await this.tokens.issue(db, user.id, now);
       if (sendEmail) {
         await this.outbox.append(
