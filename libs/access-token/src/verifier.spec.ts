@@ -51,17 +51,21 @@ describe('AccessTokenVerifier', () => {
     publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   });
 
-  beforeEach(() => {
-    fetches = 0;
-    verifier = new AccessTokenVerifier({
+  /** A verifier whose n-th fetch of the key set (counted in `fetches`) answers `keysAt(n)`. */
+  const countingVerifier = (refetchIntervalMs: number, keysAt: (fetch: number) => JWK[]) =>
+    new AccessTokenVerifier({
       issuer: ISSUER,
       audience: AUDIENCE,
-      refetchIntervalMs: 60_000,
+      refetchIntervalMs,
       fetchKeys: () => {
         fetches += 1;
-        return Promise.resolve({ keys: [publicJwk] });
+        return Promise.resolve({ keys: keysAt(fetches) });
       },
     });
+
+  beforeEach(() => {
+    fetches = 0;
+    verifier = countingVerifier(60_000, () => [publicJwk]);
   });
 
   it('accepts a well-formed token and exposes the caller', async () => {
@@ -101,11 +105,44 @@ describe('AccessTokenVerifier', () => {
     expect((await rejection(`${header}.${body}.${signature}`)).code).toBe('unauthenticated');
   });
 
-  it('refuses an unknown kid, refetching the keys at most once per interval', async () => {
-    await verifier.verify(await sign());
-    expect((await rejection(await sign({ kid: 'forged' }))).code).toBe('unauthenticated');
-    expect((await rejection(await sign({ kid: 'forged-2' }))).code).toBe('unauthenticated');
-    expect(fetches).toBe(1);
+  describe('a token naming a key the verifier has not fetched', () => {
+    let keys: JWK[];
+    let rotatedKey: KeyLike;
+
+    beforeAll(async () => {
+      const pair = await generateKeyPair('ES256');
+      rotatedKey = pair.privateKey;
+      keys = [publicJwk, { ...(await exportJWK(pair.publicKey)), kid: 'k2', alg: 'ES256', use: 'sig' }];
+    });
+
+    beforeEach(() => {
+      // The key set gains k2 after the first fetch.
+      verifier = countingVerifier(300, (fetch) => (fetch === 1 ? [publicJwk] : keys));
+    });
+
+    it('is accepted once the key is published, even right after the last fetch (a rotation)', async () => {
+      await verifier.verify(await sign());
+      const rotated = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'k2', typ: 'at+jwt' })
+        .setSubject('user-1')
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .setJti('jti-2')
+        .setExpirationTime('2h')
+        .sign(rotatedKey);
+      await expect(verifier.verify(rotated)).resolves.toMatchObject({ tokenId: 'jti-2' });
+      expect(fetches).toBe(2);
+    });
+
+    it('is refused when the key is unknown, the forged kids of one interval sharing one refetch', async () => {
+      await verifier.verify(await sign());
+      const forged = await Promise.all(Array.from({ length: 20 }, (_, n) => sign({ kid: `forged-${n}` })));
+      const refusals = await Promise.all(forged.map(rejection));
+      expect(refusals.map((error) => error.code)).toEqual(forged.map(() => 'unauthenticated'));
+      expect(refusals[0].message).toContain('The token is signed with an unknown key.');
+      expect(fetches).toBe(2);
+    });
   });
 
   it.each([

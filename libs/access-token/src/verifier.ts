@@ -14,7 +14,7 @@ export interface VerifierOptions {
   audience: string;
   /** Where the current public keys come from (the auth service). */
   fetchKeys: () => Promise<JSONWebKeySet>;
-  /** Keys are refetched on an unknown `kid` at most this often. */
+  /** Keys are refetched on an unknown `kid` at most this often (default 1 s). */
   refetchIntervalMs?: number;
   now?: () => number;
   /** Consulted for every token that is otherwise valid (in memory; see revocation-check.ts). */
@@ -25,6 +25,13 @@ export interface VerifierOptions {
 
 /** The verifier's default bound on remembered tokens (about 1 KiB each). */
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+/** How often an unknown `kid` may refetch the keys, unless the options say otherwise. */
+const REFETCH_INTERVAL_MS = 1000;
+/**
+ * At most this many verifications wait for a refetch due later; past it a token naming an unknown key
+ * is refused at once (a flood of forged kids holds no more than this).
+ */
+const MAX_WAITING_FOR_KEYS = 1000;
 
 /** What a successful verification leaves behind, for the same token string. */
 interface Verified {
@@ -52,7 +59,9 @@ const invalidToken = (description: string) =>
 
 /**
  * Verifies access tokens locally against the auth service's JWKS: cached, refreshed when a token
- * names a key it does not know (throttled, so forged `kid`s cannot make it hammer the auth service).
+ * names a key it does not know (throttled, so forged `kid`s cannot make it hammer the auth service:
+ * within the interval such a token waits for the one refetch due at its end, so a key published after
+ * the last fetch, a rotation's, is learnt and its tokens accepted, never refused for the throttle).
  *
  * A token that verified is remembered by its exact string (bounded LRU) until its `exp`, so the same
  * token's next request skips the signature and claim checks. The revocation check is never skipped:
@@ -64,6 +73,9 @@ export class AccessTokenVerifier {
   private knownKids = new Set<string>();
   private lastFetch = 0;
   private fetching?: Promise<void>;
+  /** The refetch due at the end of the current interval, shared by every token waiting for it. */
+  private scheduled?: Promise<void>;
+  private waiting = 0;
   private readonly verified?: LRUCache<string, Verified>;
 
   constructor(private readonly options: VerifierOptions) {
@@ -81,7 +93,7 @@ export class AccessTokenVerifier {
       this.verified!.delete(token);
     }
     const kid = this.kidOf(token);
-    if (!this.knownKids.has(kid)) await this.refresh(!this.keys);
+    if (!this.knownKids.has(kid)) await this.refresh();
     if (!this.keys || !this.knownKids.has(kid)) throw invalidToken('The token is signed with an unknown key.');
     try {
       const { payload } = await jwtVerify<AccessTokenClaims>(token, this.keys, {
@@ -128,9 +140,28 @@ export class AccessTokenVerifier {
     throw invalidToken('The token is malformed.');
   }
 
-  private refresh(force: boolean): Promise<void> {
-    const now = Date.now();
-    if (!force && now - this.lastFetch < (this.options.refetchIntervalMs ?? 5000)) return Promise.resolve();
+  /**
+   * Fetches the keys now when none were fetched yet or the interval since the last fetch is over;
+   * otherwise waits for the one fetch due when it is (unless MAX_WAITING_FOR_KEYS already wait).
+   */
+  private async refresh(): Promise<void> {
+    const wait = this.keys ? this.lastFetch + (this.options.refetchIntervalMs ?? REFETCH_INTERVAL_MS) - Date.now() : 0;
+    if (wait <= 0) return this.fetch();
+    if (this.waiting >= MAX_WAITING_FOR_KEYS) return;
+    this.waiting += 1;
+    try {
+      this.scheduled ??= new Promise<void>((resolve) => setTimeout(resolve, wait).unref()).then(() => {
+        this.scheduled = undefined;
+        return this.fetch();
+      });
+      await this.scheduled;
+    } finally {
+      this.waiting -= 1;
+    }
+  }
+
+  /** One fetch at a time: concurrent callers share it. */
+  private fetch(): Promise<void> {
     this.fetching ??= this.options
       .fetchKeys()
       .then((set) => {
