@@ -25,6 +25,13 @@ describe('control characters', () => {
     expect(escapeControlCharacters('ad\u0000a\n\u009f')).toBe('ad\\u0000a\\u000a\\u009f');
   });
 
+  it('doubles a backslash, so a sent escape is never read as an escaped control character', () => {
+    const sentAsText = 'ad\\u0000a'; // a backslash, then "u0000"
+    expect(escapeControlCharacters(sentAsText)).toBe('ad\\\\u0000a');
+    expect(escapeControlCharacters(sentAsText)).not.toBe(escapeControlCharacters('ad\u0000a'));
+    expect(escapeControlCharacters('corp\\ada')).toBe('corp\\\\ada');
+  });
+
   it('names every field holding one, nested and in keys', () => {
     expect(
       fieldsWithControlCharacters({

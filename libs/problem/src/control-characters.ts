@@ -1,12 +1,17 @@
 /** Unicode's control characters (Cc: U+0000–U+001F, U+007F–U+009F): never part of any field's value. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
-const CONTROL_CHARACTERS = /\p{Cc}/gu;
 
 export const hasControlCharacter = (value: string): boolean => CONTROL_CHARACTER.test(value);
 
-/** `value` with each control character written as a `\uXXXX` escape: safe to store and to show. */
+/** A control character, or the backslash that starts an escape. */
+const ESCAPED = /[\p{Cc}\\]/gu;
+
+/**
+ * `value` with each control character written as a `\uXXXX` escape and each backslash doubled: safe to
+ * store and to show, and never ambiguous (a sent `\u0000`, six characters, reads `\\u0000`).
+ */
 export const escapeControlCharacters = (value: string): string =>
-  value.replace(CONTROL_CHARACTERS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  value.replace(ESCAPED, (char) => (char === '\\' ? '\\\\' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`));
 
 /**
  * The dotted paths of every string in `input` (objects, arrays, nested) holding a control character,

@@ -51,7 +51,9 @@ export class LoginAudit {
         at: this.clock.date(),
         grantType: safe(request.grantType, 40),
         username: PASSWORD_LOGINS.has(request.grantType)
-          ? safe(escapeControlCharacters(request.username).trim().toLowerCase(), 320)
+          ? // Escaped before it is trimmed, so a control character at either end (U+0085 is white space to
+            // trim) stays visible, and only once: a second escape would double every backslash again.
+            escapeControlCharacters(request.username).trim().toLowerCase().slice(0, 320)
           : '',
         subject: result.subject ?? null,
         orgId: result.orgId ?? null,
