@@ -81,8 +81,10 @@ export class PasswordSetService {
     requireScope(caller, 'users:write');
     const user = await this.users.findInOrg(caller.orgId, userId);
     if (!user) throw new DomainError('not_found', 'No such user.');
-    const now = this.clock.date();
     const issued = await this.transactions.run(async (db) => {
+      await this.tokens.lockIssuing(db, user.id);
+      // Read once the lock is held: the link issued last is the newest, and its mail comes last.
+      const now = this.clock.date();
       await this.tokens.retireAllOf(db, user.id, now);
       const token = await this.tokens.issue(db, user.id, now);
       if (sendEmail) {

@@ -31,6 +31,16 @@ export interface StoredPasswordSetToken {
 export class PasswordSetTokensRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /**
+   * Takes the user's issuing lock for the rest of the transaction: concurrent resets of one user run
+   * one after the other, so each retires the link the one before it issued and exactly the last one
+   * stays working. A lock of its own, not the user's row: setting a password locks its token before
+   * the user's row, and must not wait in a circle with a reset.
+   */
+  async lockIssuing(db: Db, userId: string): Promise<void> {
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`password-set-tokens:${userId}`}))`;
+  }
+
   async issue(db: Db, userId: string, now: Date): Promise<IssuedToken> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(now.getTime() + PASSWORD_SET_TTL_MS);
