@@ -24,8 +24,8 @@ export interface Exchange {
   codeVerifier: string;
 }
 
-/** A claimed code: its grant and the ids the tokens it issues must carry. */
-export type Redemption = CodeGrant & Issuance & { codeHash: string };
+/** A claimed code: its grant, the ids the tokens it issues must carry, and when its sign-in was (ms). */
+export type Redemption = CodeGrant & Issuance & { codeHash: string; signedInAt: number };
 
 const hashCode = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
 
@@ -47,14 +47,18 @@ export class AuthorizationCodes {
     private readonly clock: Clock,
   ) {}
 
-  async issue(grant: CodeGrant): Promise<string> {
+  /**
+   * A code for a sign-in whose password was checked at `signedInAt` (ms): it counts as issued then, so
+   * the user's sessions ended after that (while the sign-in ran) refuse it at its exchange.
+   */
+  async issue(grant: CodeGrant, signedInAt: number): Promise<string> {
     const code = randomBytes(32).toString('base64url');
     const now = this.clock.now();
     await this.codes.purgeExpired(new Date(now - KEEP_USED_MS));
     await this.codes.insert({
       ...grant,
       codeHash: hashCode(code),
-      createdAt: new Date(now),
+      createdAt: new Date(signedInAt),
       expiresAt: new Date(now + AUTHORIZATION_CODE_TTL_MS),
     });
     return code;
@@ -73,26 +77,37 @@ export class AuthorizationCodes {
     }
     // Issued before the user's sessions were ended (password set or reset, disabled, deleted): the
     // sign-in it stands for is ended too, like the refresh families and access tokens of that time.
-    const endedBefore = this.revocations.set.subjectRevokedBefore(claimed.orgId, claimed.userId);
+    const signedInAt = claimed.createdAt.getTime();
     const bound =
       claimed.expiresAt.getTime() > now &&
-      (endedBefore === undefined || claimed.createdAt.getTime() >= endedBefore) &&
+      !this.endedSince(claimed.orgId, claimed.userId, signedInAt) &&
       claimed.clientId === exchange.clientId &&
       claimed.redirectUri === exchange.redirectUri &&
       verifierMatches(exchange.codeVerifier, claimed.codeChallenge);
     if (!bound) throw OAuthErrors.badAuthorizationCode();
     const { expiresAt: _expiresAt, createdAt: _createdAt, ...grant } = claimed;
-    return { ...grant, ...issuance, codeHash };
+    return { ...grant, ...issuance, codeHash, signedInAt };
   }
 
   /**
-   * Called once the exchange's tokens exist: when a replay came in meanwhile (it may have found
-   * nothing to revoke yet), revokes them here and refuses the exchange.
+   * Called once the exchange's tokens exist: when the user's sessions were ended after the sign-in
+   * (that revocation found no family of this exchange yet) or a replay came in meanwhile (it may have
+   * found nothing to revoke yet), revokes them here and refuses the exchange.
    */
   async confirm(redemption: Redemption): Promise<void> {
+    if (this.endedSince(redemption.orgId, redemption.userId, redemption.signedInAt)) {
+      await this.refreshTokens.revokeFamily(redemption.familyId);
+      throw OAuthErrors.badAuthorizationCode();
+    }
     if (!(await this.codes.wasReplayed(redemption.codeHash))) return;
     await this.revoke(redemption);
     throw OAuthErrors.badAuthorizationCode();
+  }
+
+  /** Whether the user's sessions were ended (password set or reset, disabled, deleted) after `signedInAt`. */
+  private endedSince(orgId: string, userId: string, signedInAt: number): boolean {
+    const endedBefore = this.revocations.set.subjectRevokedBefore(orgId, userId);
+    return endedBefore !== undefined && endedBefore > signedInAt;
   }
 
   private async revoke(issued: Issuance): Promise<void> {

@@ -7,6 +7,7 @@ import { generateSync } from 'otplib';
 
 import { ClientService } from '../clients/client.service';
 import { VerifiedUser } from '../identity/identity.client';
+import { AccessTokenIssuer } from '../keys/access-token.issuer';
 import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { MfaService } from '../mfa/mfa.service';
 import { RecoveryCodesService } from '../mfa/recovery-codes.service';
@@ -426,6 +427,32 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
     });
   });
 
+  describe("while the user's sessions are being ended", () => {
+    it('refuses an exchange during which they were ended, and leaves no session of it', async () => {
+      const { code, codeVerifier } = await codeFor();
+      auth.harness.clock.advance(1000);
+      const issuer = auth.harness.get(AccessTokenIssuer);
+      const issue = issuer.issue.bind(issuer);
+      // The code is claimed and its tokens are on their way when the user's sessions end (an admin
+      // disables it, its password is reset): that revocation finds no family of this exchange yet.
+      const meanwhile = jest.spyOn(issuer, 'issue').mockImplementationOnce(async (...args) => {
+        await auth.harness.get(RefreshTokenService).revokeUser(ORG, USER.id, auth.harness.clock.now());
+        auth.harness.clock.advance(1000);
+        return issue(...args);
+      });
+      try {
+        expect(await outcomeOf(exchange({ code, codeVerifier, redirectUri: REDIRECT }))).toBe('invalid_grant');
+      } finally {
+        meanwhile.mockRestore();
+      }
+      const live = await auth.database.query(
+        'SELECT id FROM refresh_tokens WHERE user_id = $1 AND revoked_at IS NULL',
+        [USER.id],
+      );
+      expect(live).toEqual([]);
+    });
+  });
+
   describe('an account with MFA', () => {
     let secret: string;
     const totp = () => generateSync({ secret, epoch: Math.floor(auth.harness.clock.now() / 1000) });
@@ -482,6 +509,30 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       };
       expect((await secondStep(freshIp())).code).not.toBe('');
       expect((await refusal(secondStep(freshIp()))).code).toBe('invalid_grant');
+    });
+
+    it("gets no session out of a ticket whose password step came before the user's sessions were ended", async () => {
+      auth.harness.clock.advance(90_000);
+      const { verifier: codeVerifier, challenge } = pkce();
+      const request = parameters({ codeChallenge: challenge });
+      const ip = freshIp();
+      const { mfaTicket } = await signIn({ parameters: request, username: MFA_USER.email, clientIp: ip });
+      // While the user types its code, an admin disables it (or its password is reset): its sessions end.
+      auth.harness.clock.advance(1000);
+      await auth.harness.get(RefreshTokenService).revokeUser(ORG, MFA_USER.id, auth.harness.clock.now());
+      auth.harness.clock.advance(1000);
+      const signedIn = async () => {
+        const second = await signIn({
+          parameters: request,
+          username: '',
+          password: '',
+          mfaTicket,
+          mfaCode: totp(),
+          clientIp: ip,
+        });
+        return exchange({ code: second.code, codeVerifier, redirectUri: REDIRECT });
+      };
+      expect(await outcomeOf(signedIn())).toBe('invalid_grant');
     });
 
     it('refuses a ticket for another authorization request, an expired or a forged one', async () => {

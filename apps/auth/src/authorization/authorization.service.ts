@@ -59,7 +59,9 @@ export class AuthorizationService {
       throw new DomainError('forbidden', 'The sign-in took too long or is not valid; start again.');
     }
     const username = ticket?.username ?? request.username.trim().toLowerCase();
-    const credential: LoginCredential = ticket ? { passwordCheckedFor: ticket.user } : { password: request.password };
+    const credential: LoginCredential = ticket
+      ? { passwordCheckedFor: ticket.user, checkedAt: ticket.checkedAt }
+      : { password: request.password };
     const audited = {
       grantType: AUTHORIZE,
       username,
@@ -84,20 +86,23 @@ export class AuthorizationService {
           if (!username || (!ticket && !request.password)) {
             throw new DomainError('invalid_request', 'Enter your e-mail and password.');
           }
-          const { user, deviceToken } = await this.login.verify(attemptOf(request, username), credential);
+          const { user, deviceToken, checkedAt } = await this.login.verify(attemptOf(request, username), credential);
           const scopes = checked.scopes.filter((scope) => scopesOfRoles(user.roles).includes(scope));
           if (scopes.length === 0) {
             throw new DomainError('invalid_scope', 'The account holds none of the scopes asked for.');
           }
-          const issued = await this.codes.issue({
-            clientId: checked.client.id,
-            redirectUri: parameters.redirectUri,
-            codeChallenge: parameters.codeChallenge,
-            userId: user.id,
-            orgId: user.orgId,
-            scopes,
-            roles: user.roles,
-          });
+          const issued = await this.codes.issue(
+            {
+              clientId: checked.client.id,
+              redirectUri: parameters.redirectUri,
+              codeChallenge: parameters.codeChallenge,
+              userId: user.id,
+              orgId: user.orgId,
+              scopes,
+              roles: user.roles,
+            },
+            checkedAt,
+          );
           return { code: issued, user, deviceToken };
         },
         ({ user }) => ({ subject: user.id, orgId: user.orgId }),

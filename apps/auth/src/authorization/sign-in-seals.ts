@@ -66,13 +66,19 @@ export class SignInSeals {
     return `${encoded}.${this.mac(`mfa.${encoded}`)}`;
   }
 
-  /** The ticket's username and user, when it is genuine, unexpired and for `request`. */
-  openMfaTicket(ticket: string, request: string): Pick<TicketBody, 'username' | 'user'> | undefined {
+  /**
+   * The ticket's username and user, and when its password step was (`checkedAt`, the ticket's
+   * issue), when it is genuine, unexpired and for `request`.
+   */
+  openMfaTicket(
+    ticket: string,
+    request: string,
+  ): (Pick<TicketBody, 'username' | 'user'> & { checkedAt: number }) | undefined {
     const [encoded = '', mac = ''] = ticket.split('.');
     if (!equal(mac, this.mac(`mfa.${encoded}`))) return undefined;
     const body = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8')) as TicketBody;
     if (body.request !== request || body.expiresAt <= this.clock.now()) return undefined;
-    return { username: body.username, user: body.user };
+    return { username: body.username, user: body.user, checkedAt: body.expiresAt - MFA_TICKET_TTL_MS };
   }
 
   private mac(data: string): string {

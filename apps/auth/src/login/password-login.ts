@@ -1,3 +1,4 @@
+import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
@@ -27,10 +28,18 @@ export const attemptOf = (request: Omit<LoginAttempt, 'username'>, username: str
 export interface LoginSuccess {
   user: VerifiedUser;
   deviceToken: string;
+  /**
+   * When the password was checked (ms): the user's sessions ended after it (a password set or reset,
+   * disabled, deleted while the login ran) end this login too, though it ends later.
+   */
+  checkedAt: number;
 }
 
-/** The user's password, or a user whose password was already checked in a first step (login page MFA). */
-export type LoginCredential = { password: string } | { passwordCheckedFor: VerifiedUser };
+/**
+ * The user's password, or a user whose password was already checked in a first step (login page MFA),
+ * at `checkedAt`.
+ */
+export type LoginCredential = { password: string } | { passwordCheckedFor: VerifiedUser; checkedAt: number };
 
 /**
  * `mfa_required` for a user whose password was right: only the code is missing, and the login page's
@@ -77,9 +86,11 @@ export class PasswordLogin {
     private readonly throttle: LoginThrottle,
     private readonly identity: IdentityClient,
     private readonly mfa: MfaPolicy,
+    private readonly clock: Clock,
   ) {}
 
   async verify(typed: LoginAttempt, credential: LoginCredential): Promise<LoginSuccess> {
+    const checkedAt = 'password' in credential ? this.clock.now() : credential.checkedAt;
     const login =
       'password' in credential
         ? await this.identity.resolveLoginKey(typed.username)
@@ -89,7 +100,7 @@ export class PasswordLogin {
             orgId: credential.passwordCheckedFor.orgId,
           };
     try {
-      return await this.steps({ ...typed, username: login.key }, typed.username, credential);
+      return { ...(await this.steps({ ...typed, username: login.key }, typed.username, credential)), checkedAt };
     } catch (refusal) {
       if (login.userId && login.orgId) attributeFailure(refusal, { subject: login.userId, orgId: login.orgId });
       throw refusal;
@@ -97,7 +108,11 @@ export class PasswordLogin {
   }
 
   /** Steps 1–6, counted under `attempt.username` (the login key); `typed` is what identity checks. */
-  private async steps(attempt: LoginAttempt, typed: string, credential: LoginCredential): Promise<LoginSuccess> {
+  private async steps(
+    attempt: LoginAttempt,
+    typed: string,
+    credential: LoginCredential,
+  ): Promise<Omit<LoginSuccess, 'checkedAt'>> {
     const tookSlot = await this.throttle.admit(attempt);
     const user =
       'password' in credential

@@ -1,5 +1,5 @@
 import { AccessTokenVerifier, Caller } from '@acct/access-token';
-import { USER_PASSWORD_CHANGED } from '@acct/events';
+import { USER_DISABLED, USER_PASSWORD_CHANGED } from '@acct/events';
 import { ACCESS_TOKEN_VERIFIER } from '@acct/grpc';
 import { Revocations } from '@acct/revocation';
 import { waitFor } from '@acct/testing';
@@ -37,6 +37,7 @@ const USERS = [
   user('7c9e6679-7425-40de-944b-e07fc1f90ae7', 'ada@example.test'),
   user('3d1c8a2b-5e4f-4a6b-9c7d-8e9f0a1b2c3d', 'bob@example.test'),
   user('5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d', 'cy@example.test'),
+  user('8e9f0a1b-2c3d-4e5f-8a6b-7c8d9e0f1a2b', 'di@example.test'),
 ];
 /** The bound issue 12 states: effective in every process within 1 s. */
 const WITHIN_MS = 1000;
@@ -51,6 +52,8 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
   let elsewhere: Revocations;
   let introspector: { clientId: string; clientSecret: string };
   let otherOrgIntrospector: { clientId: string; clientSecret: string };
+  /** Runs once, right after identity has checked a password and before auth goes on with the login. */
+  let afterPasswordCheck: (() => Promise<void>) | undefined;
 
   const login = (email: string): Promise<TokenSet> => tokens.issue(passwordLogin({ username: email }));
   const claimsOf = (token: string) =>
@@ -91,8 +94,13 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     harness = await AuthHarness.start({
       databaseUrl: database.url,
       identityClient: {
-        verifyPassword: (email, password) =>
-          Promise.resolve(password === 'right-password' ? USERS.find((u) => u.email === email) : undefined),
+        verifyPassword: async (email, password) => {
+          const checked = password === 'right-password' ? USERS.find((u) => u.email === email) : undefined;
+          const meanwhile = afterPasswordCheck;
+          afterPasswordCheck = undefined;
+          await meanwhile?.();
+          return checked;
+        },
       },
     });
     tokens = harness.get(TokenService);
@@ -334,5 +342,31 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     expect(await accepted(after.accessToken)).toBe(true);
     const malformed = { ...message, string: () => '{"type":"identity.user.password_changed"}' };
     await expect(consumer.handle(malformed)).resolves.toBe('reject');
+  });
+
+  it("leaves no session to a login whose password was checked just before the user's sessions were ended", async () => {
+    const user = USERS[3];
+    afterPasswordCheck = async () => {
+      // Identity has answered "active"; before auth issues the tokens, an admin disables the user
+      // and auth handles identity's event.
+      harness.clock.advance(1000);
+      const disabledAt = new Date(harness.clock.now()).toISOString();
+      const event = {
+        id: '5d3e8f1a-7b2c-4d9e-8f0a-1b2c3d4e5f6a',
+        type: USER_DISABLED,
+        version: 1,
+        occurred_at: disabledAt,
+        data: { user_id: user.id, org_id: ORG, occurred_at: disabledAt },
+      };
+      const message = { subject: USER_DISABLED, seq: 2, string: () => JSON.stringify(event) } as unknown as JsMsg;
+      await expect(harness.get(SessionEndingEventsConsumer).handle(message)).resolves.toBe('ack');
+      harness.clock.advance(1000);
+    };
+
+    expect((await refusal(login(user.email))).code).toBe('invalid_grant');
+    const live = await database.query('SELECT id FROM refresh_tokens WHERE user_id = $1::uuid AND revoked_at IS NULL', [
+      user.id,
+    ]);
+    expect(live).toEqual([]);
   });
 });

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 
 import { scopesOfRoles } from '@acct/access-token';
+import { Revocations } from '@acct/revocation';
 import { Inject, Injectable } from '@nestjs/common';
 
 import { ClientService, PASSWORD } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { attemptOf, PasswordLogin } from '../../login/password-login';
+import { OAuthErrors } from '../../oauth/oauth-errors';
 import { grantScopes } from '../../oauth/scope';
 import { RefreshTokenService } from '../../refresh/refresh-token.service';
 import { Grant, Issued, issued, required, TokenRequest } from './grant';
@@ -27,6 +29,7 @@ export class PasswordGrant implements Grant {
     private readonly clients: ClientService,
     private readonly refreshTokens: RefreshTokenService,
     private readonly accessTokens: AccessTokenIssuer,
+    private readonly revocations: Revocations,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
@@ -34,7 +37,7 @@ export class PasswordGrant implements Grant {
     const username = required(request, 'username', 'username').trim().toLowerCase();
     const password = required(request, 'password', 'password');
     const client = await this.client(request);
-    const { user, deviceToken } = await this.login.verify(attemptOf(request, username), { password });
+    const { user, deviceToken, checkedAt } = await this.login.verify(attemptOf(request, username), { password });
     const userScopes = scopesOfRoles(user.roles);
     const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
     const scopes = grantScopes(request.scope, allowed);
@@ -44,6 +47,14 @@ export class PasswordGrant implements Grant {
     const origin = { ip: request.clientIp, deviceId: request.deviceId, userAgent: request.userAgent };
     const refreshToken = await this.refreshTokens.issue(grant, sessionId, origin);
     const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant, sessionId });
+    // The user's sessions were ended after its password was checked (disabled, deleted, its password
+    // set while this login ran): that revocation looked for families before this one existed and
+    // covers no token issued after it, so the login is refused here, as it would be a moment later.
+    const endedBefore = this.revocations.set.subjectRevokedBefore(user.orgId, user.id);
+    if (endedBefore !== undefined && endedBefore > checkedAt) {
+      await this.refreshTokens.revokeFamily(sessionId);
+      throw OAuthErrors.badCredentials();
+    }
     return issued(access, refreshToken, deviceToken);
   }
 
