@@ -1,11 +1,12 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 
 import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { IdentityBackend } from '../backends/backends.module';
-import { requestFingerprint } from '../http/fingerprint';
+import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { fingerprintKey, requestFingerprint } from '../http/fingerprint';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiKeysetPage, ApiProblems, header } from '../openapi/api.decorators';
@@ -35,7 +36,14 @@ const IF_MATCH = {
 @ApiTags('users')
 @Controller('v2/users')
 export class UsersController {
-  constructor(private readonly identity: IdentityBackend) {}
+  private readonly fingerprintKey: Buffer;
+
+  constructor(
+    private readonly identity: IdentityBackend,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.fingerprintKey = fingerprintKey(config.GATEWAY_CLIENT_SECRET);
+  }
 
   @Post()
   @HttpCode(201)
@@ -97,7 +105,7 @@ export class UsersController {
         phone: body.phone,
         profile: body.profile,
         idempotencyKey: key,
-        requestFingerprint: requestFingerprint('POST', '/v2/users', raw),
+        requestFingerprint: requestFingerprint(this.fingerprintKey, 'POST', '/v2/users', raw),
       },
       { accessToken: request.accessToken },
     );

@@ -29,7 +29,7 @@ export const USERS_WRITE_SCOPE = 'users:write';
 export interface CreateUserCommand extends NewUserRequest {
   /** The Idempotency-Key, when the client sent one. */
   idempotencyKey?: string;
-  /** The gateway's fingerprint of the HTTP request (method, path, canonical body); empty from other callers. */
+  /** The gateway's keyed fingerprint of the HTTP request (method, path, canonical body); empty from other callers. */
   requestFingerprint: string;
 }
 
@@ -106,12 +106,21 @@ export class CreateUserService {
     if (idempotencyKey === undefined) {
       return { user: await this.createOnce(caller, request, NO_CLAIM, accessToken), replayed: false };
     }
+    // The gateway's fingerprint covers the HTTP request (keyed, so its password too); ours the request
+    // as it reached this service, but only whether it had a password: the fingerprint is kept 24 h,
+    // and a plain SHA-256 over the password would let a reader of the database test guesses at it
+    // without argon2's cost.
+    const { password, ...withoutPassword } = request;
     const { value, replayed } = await this.idempotency.run(
       {
         scope: idempotencyScopeOf(caller),
         key: idempotencyKey,
-        // The gateway's fingerprint covers the HTTP request; ours the request as it reached this service.
-        fingerprint: fingerprintOf({ operation: 'identity.v1.CreateUser', request, requestFingerprint }),
+        fingerprint: fingerprintOf({
+          operation: 'identity.v1.CreateUser',
+          request: withoutPassword,
+          password: password !== undefined,
+          requestFingerprint,
+        }),
       },
       createdUser,
       (claim) => this.createOnce(caller, request, claim, accessToken),
