@@ -51,6 +51,15 @@ describe('RevocationSet', () => {
     expect(set.subjectRevokedBefore('org-2', 'user-1')).toBeUndefined();
   });
 
+  it('says whether a subject’s sessions ended after a sign-in’s password check, in that org only', () => {
+    set.add({ kind: 'subject', orgId: 'org-1', sub: 'user-1', before: T0 + 400, expiresAt: T0 + 7_200_000 });
+    expect(set.subjectRevokedAfter('org-1', 'user-1', T0 + 399)).toBe(true);
+    expect(set.subjectRevokedAfter('org-1', 'user-1', T0 + 400)).toBe(false);
+    expect(set.subjectRevokedAfter('org-2', 'user-1', T0)).toBe(false);
+    now = T0 + 7_200_000;
+    expect(set.subjectRevokedAfter('org-1', 'user-1', T0)).toBe(false);
+  });
+
   it('keeps the latest subject time whatever order the entries arrive in', () => {
     set.add({ kind: 'subject', orgId: 'org-1', sub: 'user-1', before: T0 + 10_000, expiresAt: T0 + 7_210_000 });
     set.add({ kind: 'subject', orgId: 'org-1', sub: 'user-1', before: T0, expiresAt: T0 + 7_200_000 });

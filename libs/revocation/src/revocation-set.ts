@@ -67,6 +67,15 @@ export class RevocationSet {
     return subject && subject.expiresAt > this.now() ? subject.before : undefined;
   }
 
+  /**
+   * Whether `sub`'s sessions in `orgId` were ended after `at` (ms): a sign-in whose password was
+   * checked at `at` ends with them, even when it finishes later.
+   */
+  subjectRevokedAfter(orgId: string, sub: string, at: number): boolean {
+    const before = this.subjectRevokedBefore(orgId, sub);
+    return before !== undefined && before > at;
+  }
+
   /** Forgets the entries that can no longer affect any token. */
   sweep(): void {
     const now = this.now();

@@ -80,7 +80,7 @@ export class AuthorizationCodes {
     const signedInAt = claimed.createdAt.getTime();
     const bound =
       claimed.expiresAt.getTime() > now &&
-      !this.endedSince(claimed.orgId, claimed.userId, signedInAt) &&
+      !this.revocations.set.subjectRevokedAfter(claimed.orgId, claimed.userId, signedInAt) &&
       claimed.clientId === exchange.clientId &&
       claimed.redirectUri === exchange.redirectUri &&
       verifierMatches(exchange.codeVerifier, claimed.codeChallenge);
@@ -95,19 +95,13 @@ export class AuthorizationCodes {
    * found nothing to revoke yet), revokes them here and refuses the exchange.
    */
   async confirm(redemption: Redemption): Promise<void> {
-    if (this.endedSince(redemption.orgId, redemption.userId, redemption.signedInAt)) {
+    if (this.revocations.set.subjectRevokedAfter(redemption.orgId, redemption.userId, redemption.signedInAt)) {
       await this.refreshTokens.revokeFamily(redemption.familyId);
       throw OAuthErrors.badAuthorizationCode();
     }
     if (!(await this.codes.wasReplayed(redemption.codeHash))) return;
     await this.revoke(redemption);
     throw OAuthErrors.badAuthorizationCode();
-  }
-
-  /** Whether the user's sessions were ended (password set or reset, disabled, deleted) after `signedInAt`. */
-  private endedSince(orgId: string, userId: string, signedInAt: number): boolean {
-    const endedBefore = this.revocations.set.subjectRevokedBefore(orgId, userId);
-    return endedBefore !== undefined && endedBefore > signedInAt;
   }
 
   private async revoke(issued: Issuance): Promise<void> {

@@ -1,6 +1,7 @@
 import { scopesOfRoles } from '@acct/access-token';
 import { authV1 } from '@acct/contracts';
 import { DomainError, hasControlCharacter } from '@acct/problem';
+import { Revocations } from '@acct/revocation';
 import { Injectable } from '@nestjs/common';
 
 import { AuthorizationCodes } from '../authorization-codes/authorization-codes';
@@ -36,6 +37,7 @@ export class AuthorizationService {
     private readonly login: PasswordLogin,
     private readonly tokens: TokenService,
     private readonly seals: SignInSeals,
+    private readonly revocations: Revocations,
   ) {}
 
   async check(request: authV1.CheckAuthorizationRequest): Promise<authV1.CheckAuthorizationResponse> {
@@ -55,7 +57,11 @@ export class AuthorizationService {
       throw new DomainError('forbidden', 'The sign-in form is not valid for this browser or request; start again.');
     }
     const ticket = request.mfaTicket ? this.seals.openMfaTicket(request.mfaTicket, fingerprint) : undefined;
-    if (request.mfaTicket && !ticket) {
+    // A ticket is the user as it was at the password step: once the user's sessions have ended since
+    // (disabled, deleted, its password set or reset), the sign-in is over and gets no code.
+    const ended =
+      ticket && this.revocations.set.subjectRevokedAfter(ticket.user.orgId, ticket.user.id, ticket.checkedAt);
+    if (request.mfaTicket && (!ticket || ended)) {
       throw new DomainError('forbidden', 'The sign-in took too long or is not valid; start again.');
     }
     const username = ticket?.username ?? request.username.trim().toLowerCase();

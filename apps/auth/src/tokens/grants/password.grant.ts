@@ -50,8 +50,7 @@ export class PasswordGrant implements Grant {
     // The user's sessions were ended after its password was checked (disabled, deleted, its password
     // set while this login ran): that revocation looked for families before this one existed and
     // covers no token issued after it, so the login is refused here, as it would be a moment later.
-    const endedBefore = this.revocations.set.subjectRevokedBefore(user.orgId, user.id);
-    if (endedBefore !== undefined && endedBefore > checkedAt) {
+    if (this.revocations.set.subjectRevokedAfter(user.orgId, user.id, checkedAt)) {
       await this.refreshTokens.revokeFamily(sessionId);
       throw OAuthErrors.badCredentials();
     }
