@@ -85,6 +85,16 @@ export const passwordResetRequested = envelope(
 );
 export type PasswordResetRequested = z.output<typeof passwordResetRequested>;
 
+/**
+ * An admin had a one-time password-set token handed to it (`reset-password` with `send_email: false`)
+ * rather than mailed: who, for the admin-action audit. No token: the caller holds it.
+ */
+export const PASSWORD_RESET_ISSUED = 'identity.user.password_reset_issued' as const;
+export const passwordResetIssued = envelope(
+  PASSWORD_RESET_ISSUED,
+  z.object({ user_id: z.uuid(), org_id: z.string().min(1).max(64) }).strict(),
+);
+
 /** A user's password was set or reset (activation, reset link): its earlier sessions end. */
 export const USER_PASSWORD_CHANGED = 'identity.user.password_changed';
 /** A user was disabled by an admin: its sessions end, it cannot sign in. */
@@ -152,6 +162,7 @@ export const EVENT_SCHEMAS = {
   [USER_CREATED]: userCreated,
   [USER_ACTIVATED]: userActivated,
   [PASSWORD_RESET_REQUESTED]: passwordResetRequested,
+  [PASSWORD_RESET_ISSUED]: passwordResetIssued,
   [USER_PASSWORD_CHANGED]: userPasswordChanged,
   [USER_DISABLED]: userDisabled,
   [USER_DELETED]: userDeleted,

@@ -1,6 +1,7 @@
 import {
   EventConsumer,
   EventOf,
+  PASSWORD_RESET_ISSUED,
   PASSWORD_RESET_REQUESTED,
   STREAMS,
   USER_CREATED,
@@ -23,13 +24,14 @@ const AUDITED = {
   [USER_ENABLED]: ADMIN_ACTIONS.userEnabled,
   [USER_DELETED]: ADMIN_ACTIONS.userDeleted,
   [PASSWORD_RESET_REQUESTED]: ADMIN_ACTIONS.passwordResetRequested,
+  [PASSWORD_RESET_ISSUED]: ADMIN_ACTIONS.passwordResetIssued,
 } as const;
 type AuditedType = keyof typeof AUDITED;
 const AUDITED_TYPES = Object.keys(AUDITED) as AuditedType[];
 
 /**
  * Writes identity's admin actions (creating, changing, disabling, enabling, deleting a user, asking
- * for a password reset) to the admin-action audit (docs/events.md). Identity writes each event in the
+ * for a password reset, mailed or handed to the caller) to the admin-action audit (docs/events.md). Identity writes each event in the
  * transaction of the change (outbox), so an action is audited exactly when it happened: after the
  * relay's and this consumer's delay (asynchronously), and durably (an event that arrives while auth
  * or Postgres is away is redelivered until it is recorded). The entry's id is the event's id: a

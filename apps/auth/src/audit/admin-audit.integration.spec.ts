@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 
 import { Caller } from '@acct/access-token';
-import { PASSWORD_RESET_REQUESTED, USER_ACTIVATED, USER_DISABLED, USER_ENABLED, USER_UPDATED } from '@acct/events';
+import {
+  PASSWORD_RESET_ISSUED,
+  PASSWORD_RESET_REQUESTED,
+  USER_ACTIVATED,
+  USER_DISABLED,
+  USER_ENABLED,
+  USER_UPDATED,
+} from '@acct/events';
 import { runInRequestContext } from '@acct/observability';
 import { JsMsg } from 'nats';
 
@@ -123,6 +130,21 @@ describe('admin-action audit (real Postgres)', () => {
     const stored = JSON.stringify(await database.query('SELECT * FROM admin_audit'));
     expect(stored).toContain('user.password_reset_requested');
     expect(stored).not.toContain('one-time-secret-token');
+  });
+
+  it('records a reset link handed to the admin (send_email: false) as its own action', async () => {
+    const { event, message } = delivered(PASSWORD_RESET_ISSUED, { user_id: TARGET, org_id: ORG }, { actor_id: ADMIN });
+    await expect(consumer.handle(message)).resolves.toBe('ack');
+    const { entries } = await audit.list(callerOf(['admin']), 10, '');
+    expect(entries).toEqual([
+      expect.objectContaining({
+        id: event.id,
+        actorId: ADMIN,
+        action: 'user.password_reset_issued',
+        targetType: 'user',
+        targetId: TARGET,
+      }),
+    ]);
   });
 
   it('acknowledges events that are no admin action without recording them, and rejects malformed ones', async () => {

@@ -21,6 +21,7 @@ export const ADMIN_ACTIONS = {
   userEnabled: 'user.enabled',
   userDeleted: 'user.deleted',
   passwordResetRequested: 'user.password_reset_requested',
+  passwordResetIssued: 'user.password_reset_issued',
   sessionRevoked: 'session.revoked',
   sessionsRevoked: 'user.sessions_revoked',
   lockoutCleared: 'user.lockout_cleared',

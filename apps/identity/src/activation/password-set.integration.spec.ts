@@ -1,3 +1,6 @@
+import { PASSWORD_RESET_ISSUED } from '@acct/events';
+
+import { PrismaService } from '../prisma/prisma.service';
 import { domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from '../users/create-user.service';
 import { PasswordSetService } from './password-set.service';
@@ -76,6 +79,18 @@ describe('password set (activation and reset links)', () => {
     }
     // Another user's link is not touched.
     await expect(passwords.checkToken(othersLink)).resolves.toBeUndefined();
+  });
+
+  it('records who took a link handed to the caller (an event for the admin audit), and never the link', async () => {
+    const user = await newUser();
+    const link = await resetLink(user.id);
+    const issued = (await identity.get(PrismaService).outboxEvent.findMany({ where: { type: PASSWORD_RESET_ISSUED } }))
+      .map((event) => event.payload as { actor_id?: string; data: Record<string, unknown> })
+      .filter((event) => event.data.user_id === user.id);
+    expect(issued).toEqual([
+      expect.objectContaining({ actor_id: acme.admin.subject, data: { user_id: user.id, org_id: acme.orgId } }),
+    ]);
+    expect(JSON.stringify(issued)).not.toContain(link);
   });
 
   it('takes a link asked for after the password was set', async () => {

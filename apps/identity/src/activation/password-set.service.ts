@@ -2,7 +2,7 @@ import { Caller } from '@acct/access-token';
 import { requireScope } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { identityV1 } from '@acct/contracts';
-import { PASSWORD_RESET_REQUESTED, USER_ACTIVATED, USER_PASSWORD_CHANGED } from '@acct/events';
+import { PASSWORD_RESET_ISSUED, PASSWORD_RESET_REQUESTED, USER_ACTIVATED, USER_PASSWORD_CHANGED } from '@acct/events';
 import { DomainError, validationFailed } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
@@ -103,6 +103,9 @@ export class PasswordSetService {
           now,
           caller,
         );
+      } else {
+        // The caller holds a link that sets the password: the admin audit records who took it.
+        await this.outbox.append(db, PASSWORD_RESET_ISSUED, { user_id: user.id, org_id: user.orgId }, now, caller);
       }
       return token;
     });
