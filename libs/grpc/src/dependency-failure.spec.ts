@@ -34,10 +34,33 @@ describe('dependency failures', () => {
     expect(isDependencyUnavailable(new Error('query failed', { cause: { code: 'P2024' } }))).toBe(true);
   });
 
+  it('recognises a connection Postgres terminated (a restart, a failover), also inside a Prisma error', () => {
+    const terminated = {
+      code: '57P01',
+      severity: 'FATAL',
+      message: 'terminating connection due to administrator command',
+    };
+    expect(isDependencyUnavailable(Object.assign(new Error(terminated.message), terminated))).toBe(true);
+    const prisma = Object.assign(new Error('Raw query failed. Code: `57P01`.'), {
+      code: 'P2010',
+      meta: {
+        driverAdapterError: Object.assign(new Error(terminated.message), {
+          cause: { kind: 'postgres', ...terminated },
+        }),
+      },
+    });
+    expect(isDependencyUnavailable(prisma)).toBe(true);
+    expect(isDependencyUnavailable(Object.assign(new Error('starting up'), { code: '57P03' }))).toBe(true);
+  });
+
   it('leaves bugs and rule violations alone', () => {
     expect(isDependencyUnavailable(new TypeError('undefined is not a function'))).toBe(false);
     expect(isDependencyUnavailable(Object.assign(new Error('unique'), { code: 'P2002' }))).toBe(false);
     expect(isDependencyUnavailable(undefined)).toBe(false);
+    const uniqueViolation = { meta: { driverAdapterError: { cause: { kind: 'postgres', code: '23505' } } } };
+    expect(isDependencyUnavailable(Object.assign(new Error('unique'), { code: 'P2010', ...uniqueViolation }))).toBe(
+      false,
+    );
   });
 
   it('makes the gRPC edge answer UNAVAILABLE with service_unavailable rather than INTERNAL', async () => {

@@ -12,24 +12,36 @@ const UNREACHABLE_MESSAGE =
   /Can't reach database server|Connection terminated|timeout exceeded when trying to connect/i;
 
 /**
+ * Postgres' own word that the server is going away or not there yet (SQLSTATE): class 08, a connection
+ * exception; 57P01 a connection terminated by a shutdown or an operator (a restart, a failover,
+ * `pg_terminate_backend`), 57P02 a crash, 57P03 a server still starting or shutting down.
+ */
+const UNREACHABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123])$/;
+
+/**
  * Whether a failure means one of the service's own dependencies (its database) is unreachable or
  * hung: the caller should get `503 service_unavailable` and retry, not a 500.
  */
 export function isDependencyUnavailable(failure: unknown): boolean {
   for (let current = failure, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth += 1) {
-    const { code, errorCode, name, message, cause } = current as {
+    const { code, errorCode, name, message, cause, meta } = current as {
       code?: unknown;
       errorCode?: unknown;
       name?: unknown;
       message?: unknown;
       cause?: unknown;
+      meta?: { driverAdapterError?: unknown };
     };
-    if (typeof code === 'string' && (UNREACHABLE_DATABASE_CODES.has(code) || UNREACHABLE_SYSTEM_CODES.has(code)))
+    if (
+      typeof code === 'string' &&
+      (UNREACHABLE_DATABASE_CODES.has(code) || UNREACHABLE_SYSTEM_CODES.has(code) || UNREACHABLE_SQLSTATE.test(code))
+    )
       return true;
     if (typeof errorCode === 'string' && UNREACHABLE_DATABASE_CODES.has(errorCode)) return true;
     if (name === 'PrismaClientInitializationError') return true;
     if (typeof message === 'string' && UNREACHABLE_MESSAGE.test(message)) return true;
-    current = cause;
+    // Prisma's driver adapter keeps the driver's error (with its SQLSTATE) in `meta`, not as the cause.
+    current = cause ?? meta?.driverAdapterError;
   }
   return false;
 }

@@ -1,13 +1,23 @@
 import { authV1 } from '@acct/contracts';
 import { JSONWebKeySet } from 'jose';
 
+import { grpcFailureToDomainError } from './error-mapping';
 import { callRaw, createRawClient } from './raw-client';
 
-/** Fetches the auth service's public keys over gRPC (`auth.v1.AuthService/GetJwks`). */
+/**
+ * Fetches the auth service's public keys over gRPC (`auth.v1.AuthService/GetJwks`). An unreachable
+ * auth is `service_unavailable` (a verifier without keys cannot tell a token's validity: the caller
+ * retries), not an internal error.
+ */
 export function jwksFromAuthService(address: string, configuredProtoDir?: string, timeoutMs = 2000) {
   const client = createRawClient('auth/v1/auth.proto', 'auth.v1.AuthService', address, configuredProtoDir);
   return async (): Promise<JSONWebKeySet> => {
-    return toJwks(await callRaw<object, authV1.GetJwksResponse>(client, 'getJwks', {}, timeoutMs));
+    const answer = await callRaw<object, authV1.GetJwksResponse>(client, 'getJwks', {}, timeoutMs).catch(
+      (failure: unknown) => {
+        throw grpcFailureToDomainError(failure, 'auth');
+      },
+    );
+    return toJwks(answer);
   };
 }
 
