@@ -113,13 +113,15 @@ export class IdentityClient {
 
   /**
    * The e-mail of the user whose access token this is (`GetUser me` with that token, so identity
-   * applies its own rules); undefined when identity cannot tell (it is only a label for MFA enrolment).
+   * applies its own rules); undefined when identity does not know it. An unreachable identity is
+   * `service_unavailable`: the password check it precedes could not be made either.
    */
   async emailOf(callerToken: string): Promise<string | undefined> {
     try {
       const { user } = await this.identity.call('getUser', { id: 'me' }, { accessToken: callerToken });
       return user?.email || undefined;
     } catch (error) {
+      if (error instanceof DomainError && error.code === 'service_unavailable') throw error;
       this.logger.warn(`identity did not answer GetUser me: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
     }

@@ -54,6 +54,14 @@ export class LockoutPolicy {
     await this.repository.clear(source.username, source.clientIp);
   }
 
+  /**
+   * After an attempt whose password could not be checked (identity did not answer): no failure, so its
+   * slot is given back. Best effort: the caller answers the outage either way.
+   */
+  async notChecked(source: LoginSource): Promise<void> {
+    await this.repository.giveBack(source.username, source.clientIp).catch(() => undefined);
+  }
+
   /** The refusal of a slot taken at `now`, undefined while the pair is not locked; counts a lock as it starts. */
   refusalOf(slot: PairSlot, now: Date): DomainError | undefined {
     if (!slot.lockedUntil || slot.lockedUntil.getTime() <= now.getTime()) return undefined;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
 import { PairRow, PairSlot, pairSlotOf, PairWindow } from './login-throttle.repository';
-import { CLEAR_PAIR, TAKE_PAIR_SLOT } from './login-throttle.statements';
+import { CLEAR_PAIR, GIVE_BACK, TAKE_PAIR_SLOT } from './login-throttle.statements';
 
 /**
  * The `login_throttles` table alone, for password checks that have a pair but no account budget (the
@@ -30,5 +30,10 @@ export class LockoutRepository {
   /** Forgets the pair's attempts (after a successful check). */
   async clear(username: string, clientIp: string): Promise<void> {
     await this.prisma.direct.query(CLEAR_PAIR, [username, clientIp]);
+  }
+
+  /** Gives back the pair's slot of an attempt whose password was never checked (GIVE_BACK, no budget). */
+  async giveBack(username: string, clientIp: string): Promise<void> {
+    await this.prisma.direct.query(GIVE_BACK, [username, clientIp, false]);
   }
 }

@@ -75,4 +75,18 @@ describe('login throttle statements (real Postgres): the pair is locked before t
     // The slot the first attempt took was given back once the budget's row was free again.
     expect(budget?.failures).toBe(0);
   });
+
+  it('when it gives back the slots of an attempt whose password was never checked', async () => {
+    const username = 'margaret@example.test';
+    await admit(username);
+    await admit(username);
+    expect(await pairLockedBeforeBudget(username, () => repository().giveBack(username, IP, true))).toBe(true);
+    const [counts] = await auth.database.query<{ attempts: number; failures: number }>(
+      `SELECT pair.attempts, budget.failures FROM login_throttles pair
+       JOIN login_account_throttles budget USING (username) WHERE username = $1 AND client_ip = $2`,
+      [username, IP],
+    );
+    // The second attempt counts for nothing; the first is still a failure of the pair and the budget.
+    expect(counts).toEqual({ attempts: 1, failures: 1 });
+  });
 });

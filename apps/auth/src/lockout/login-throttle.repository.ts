@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
-import { ADMIT, RECORD_SUCCESS } from './login-throttle.statements';
+import { ADMIT, GIVE_BACK, RECORD_SUCCESS } from './login-throttle.statements';
 
 /** A (username, IP) pair's slot after an attempt took it. */
 export interface PairSlot {
@@ -97,6 +97,14 @@ export class LoginThrottleRepository {
    */
   async recordSuccess(username: string, clientKey: string, now: Date, expiredAt: Date, tookSlot: boolean) {
     await this.prisma.direct.query(RECORD_SUCCESS, [username, clientKey, now, expiredAt, tookSlot]);
+  }
+
+  /**
+   * After an attempt whose password was never checked, one round trip: gives back the pair's slot and,
+   * when the attempt took one (`tookSlot`), the budget's (GIVE_BACK).
+   */
+  async giveBack(username: string, clientKey: string, tookSlot: boolean) {
+    await this.prisma.direct.query(GIVE_BACK, [username, clientKey, tookSlot]);
   }
 
   /**

@@ -108,3 +108,22 @@ export const RECORD_SUCCESS = `
       AND (SELECT count(*) FROM cleared) >= 0
   )
   SELECT 1`;
+
+/**
+ * Gives back the slots of an attempt whose password was never checked ($1 username, $2 client key;
+ * identity did not answer): the pair's attempt while the pair is not locked, and the budget's slot
+ * when the attempt took one ($3; false for a check that has no budget, as the MFA settings') while
+ * nothing of the window was refused. Locks the pair's row before the budget's, as RECORD_SUCCESS does
+ * (`given_back` reads `pair` only to run after it).
+ */
+export const GIVE_BACK = `
+  WITH pair AS (
+    UPDATE login_throttles SET attempts = attempts - 1
+    WHERE username = $1 AND client_ip = $2 AND attempts > 0 AND locked_until IS NULL
+    RETURNING 1
+  ), given_back AS (
+    UPDATE login_account_throttles SET failures = failures - 1
+    WHERE $3::boolean AND username = $1 AND refused = 0 AND failures > 0
+      AND (SELECT count(*) FROM pair) >= 0
+  )
+  SELECT 1`;

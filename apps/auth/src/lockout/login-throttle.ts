@@ -87,6 +87,15 @@ export class LoginThrottle {
   }
 
   /**
+   * After an attempt whose password could not be checked (identity did not answer): no failure, so it
+   * gives back the slots `admit` took (the budget's when `tookSlot`). Best effort: the caller answers
+   * the outage either way.
+   */
+  async notChecked(source: LoginSource, tookSlot: boolean): Promise<void> {
+    await this.repository.giveBack(source.username, source.clientIp, tookSlot).catch(() => undefined);
+  }
+
+  /**
    * Slots are given back (by successes) only while nothing was refused, so once an attempt is refused
    * every later one is too, until the window ends: `refused` > 0 means this one was.
    */

@@ -72,7 +72,8 @@ export const userAwaitingMfa = (error: unknown): VerifiedUser | undefined =>
  * 2. the account-wide ceiling takes a slot (an IP that logged in before, and a device presenting a
  *    device credential issued to this username, are exempt); 1 and 2 are one statement (LoginThrottle);
  * 3. identity checks the password (an unknown e-mail and a wrong password are the same refusal);
- *    a failed attempt keeps the slots it took: that is how failures are counted;
+ *    a failed attempt keeps the slots it took: that is how failures are counted; an attempt identity
+ *    did not answer (unreachable, hung, past the deadline) gives them back: nothing was checked;
  * 4. only then, so the answer reveals nothing to someone without the password, the account must be
  *    active;
  * 5. MFA: an account with a confirmed factor needs a fresh, right code; a missing or wrong code
@@ -116,7 +117,11 @@ export class PasswordLogin {
     const tookSlot = await this.throttle.admit(attempt);
     const user =
       'password' in credential
-        ? await this.identity.verifyPassword(typed, credential.password)
+        ? await this.identity.verifyPassword(typed, credential.password).catch(async (error: unknown) => {
+            // Identity did not answer (503): the password was not checked, so the attempt is no failure.
+            await this.throttle.notChecked(attempt, tookSlot);
+            throw error;
+          })
         : credential.passwordCheckedFor;
     if (!user) throw OAuthErrors.badCredentials();
     if (user.status === 'disabled') throw OAuthErrors.accountDisabled();

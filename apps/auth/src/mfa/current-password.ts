@@ -46,7 +46,11 @@ export class CurrentPassword {
     if (!email) throw wrongPassword();
     const source = { username: email.trim().toLowerCase(), clientIp: MFA_SETTINGS_SOURCE, deviceId: '' };
     await this.lockout.takeSlot(source);
-    const user = await this.identity.verifyPassword(email, password);
+    const user = await this.identity.verifyPassword(email, password).catch(async (error: unknown) => {
+      // Identity did not answer (503): the password was not checked, so the attempt is no failure.
+      await this.lockout.notChecked(source);
+      throw error;
+    });
     if (!user || user.id !== caller.subject) throw wrongPassword();
     return { email, source };
   }
