@@ -120,7 +120,10 @@ const INSERT_FIRST = `
 /**
  * rotateFirstUse's statement: $1 the used token's hash, $2 the time, $3 the client it must have been
  * issued to (null: any), $4, $5 and $6 the successor's id, hash and expiry. Sent without Prisma's
- * runtime, as a prepared statement: it is a refresh's one round trip.
+ * runtime, as a prepared statement: it is a refresh's one round trip. The first use is stamped $2 plus
+ * however long the statement waited in the server (for the family's lock, a stalled database; measured
+ * on the server's one clock): a claim carried out after its caller gave up starts the grace window
+ * when it happened, not when it was asked for, so the client's retry is not taken for a reuse.
  */
 const ROTATE_FIRST_USE = `
   WITH token AS MATERIALIZED (SELECT family_id FROM refresh_tokens WHERE token_hash = $1::text),
@@ -129,7 +132,7 @@ const ROTATE_FIRST_USE = `
            pg_advisory_xact_lock_shared(hashtext('auth:refresh_family'), hashtext(family_id::text))::text AS locked
     FROM token),
   claimed AS (
-    UPDATE refresh_tokens AS r SET first_used_at = $2::timestamptz
+    UPDATE refresh_tokens AS r SET first_used_at = $2::timestamptz + (clock_timestamp() - statement_timestamp())
     FROM locked
     WHERE r.token_hash = $1::text AND r.family_id = locked.family_id AND r.first_used_at IS NULL
       AND r.revoked_at IS NULL AND r.expires_at > $2::timestamptz

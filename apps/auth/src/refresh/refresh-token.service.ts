@@ -91,9 +91,12 @@ export class RefreshTokenService {
     // One transaction: find the family and lock it (one statement), claim the first use of a usable
     // token (one statement), insert its successor. Only a token used before needs another read.
     const locked = await this.tokens.inFamilyOfToken(tokenHash, 'shared', async (family) => {
+      // A first use claimed here is stamped when the family's lock was had, however long that took (as
+      // rotateFirstUse's statement does): the grace window starts when the rotation happened.
+      const claimedAt = this.clock.now();
       const attempt = async (): Promise<Attempt> => {
-        let current = await family.claimFirstUseIfUsable(tokenHash, new Date(now), request.clientId);
-        let firstUse = now;
+        let current = await family.claimFirstUseIfUsable(tokenHash, new Date(claimedAt), request.clientId);
+        let firstUse = claimedAt;
         if (!current) {
           // Not usable, or used before (maybe by a concurrent request whose update has committed: ours
           // waited for it); read it as it is now.
