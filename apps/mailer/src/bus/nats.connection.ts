@@ -10,6 +10,8 @@ export class NatsConnectionProvider implements ReadinessCheck, OnModuleDestroy {
   readonly name = 'message_bus';
   private readonly logger = new Logger('nats');
   private connection?: Promise<NatsConnection>;
+  private connected?: NatsConnection;
+  private closed = false;
 
   constructor(@Inject(MAILER_CONFIG) private readonly config: MailerConfig) {}
 
@@ -21,7 +23,12 @@ export class NatsConnectionProvider implements ReadinessCheck, OnModuleDestroy {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       waitOnFirstConnect: true,
-    }).then((connection) => {
+    }).then(async (connection) => {
+      if (this.closed) {
+        await connection.close();
+        throw new Error('mailer stopped');
+      }
+      this.connected = connection;
       this.logger.log('connected');
       return connection;
     });
@@ -33,7 +40,12 @@ export class NatsConnectionProvider implements ReadinessCheck, OnModuleDestroy {
     await connection.rtt();
   }
 
+  /**
+   * Drains an open connection. One still being attempted (NATS away since the start) is not waited
+   * for, which would hold the shutdown until NATS came back: it is closed as soon as it opens.
+   */
   async onModuleDestroy() {
-    if (this.connection) await (await this.connection).drain();
+    this.closed = true;
+    await this.connected?.drain();
   }
 }
