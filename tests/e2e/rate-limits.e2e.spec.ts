@@ -79,6 +79,22 @@ describe('rate limits', () => {
     expect((await rateLimits(token)).status).toBe(429);
   });
 
+  it("states an override's whole capacity and refill window exactly, whatever floating point makes of rate / 60", async () => {
+    const other = bootstrapOrg(stack, 'limited-exactly', 'admin@limited-exactly.test', 'admin-pass-1');
+    // 11/60 × 300 = 55 requests (54.99999999999999 when divided first); 3/60 × 24 refills in 24 s.
+    setRateLimit(stack, other.org_id, 'system.read', { ratePerMinute: 11, burst: 300 });
+    setRateLimit(stack, other.org_id, 'users.read', { ratePerMinute: 3, burst: 24 });
+    const token = (await new ApiClient(stack.url('')).clientToken(other, { ip: freshIp() })).access_token;
+    const tiers = await rateLimits(token);
+    expect(tiers.status).toBe(200);
+    const body = (await tiers.json()) as { tiers: Array<Record<string, unknown>> };
+    expect(body.tiers).toContainEqual({ group: 'system.read', limit: '11/min', burst: 300, scope: 'per-token' });
+    expect(tiers.headers.get('x-ratelimit-limit')).toBe('55');
+    expect(tiers.headers.get('ratelimit-policy')).toBe('"system.read";q=55;w=300');
+    const read = await fetch(stack.url('/v2/users/me'), { headers: { authorization: `Bearer ${token}` } });
+    expect(read.headers.get('ratelimit-policy')).toBe('"users.read";q=1;w=24');
+  });
+
   it('keeps separate buckets per token, and counts per IP where the group says so', async () => {
     const ip = freshIp();
     const [first, second] = [await clientToken(ip), await clientToken(freshIp())];

@@ -36,9 +36,12 @@ export const STANDARD_TIERS: readonly RateLimitTier[] = [
   { group: 'default', ratePerMinute: 300, burst: 10, scope: 'per-ip' },
 ];
 
-/** Interface §2.4: the bucket holds (rate per second) × burst tokens. */
+/**
+ * Interface §2.4: the bucket holds (rate per second) × burst tokens. Multiplied before it is divided,
+ * so a whole number of requests is exactly that number ((11 / 60) × 300 would be 54.99999999999999).
+ */
 export const bucketCapacity = (tier: Pick<RateLimitTier, 'ratePerMinute' | 'burst'>) =>
-  (tier.ratePerMinute / 60) * tier.burst;
+  (tier.ratePerMinute * tier.burst) / 60;
 
 export const RATE_LIMIT_NOTICE =
   'Each endpoint group is limited by a token bucket holding (rate per second) × burst requests, refilled ' +

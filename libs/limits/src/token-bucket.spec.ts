@@ -39,4 +39,18 @@ describe('token bucket', () => {
     expect(capacities['compute.write']).toBe(10);
     expect(capacities['auth']).toBeCloseTo(10 / 3);
   });
+
+  it('sizes a bucket of a whole number of requests at exactly that number, whatever the rate and burst', () => {
+    // (11 / 60) × 300 is 54.99999999999999 in floating point: one request short, and a Limit of 54.
+    expect(bucketCapacity({ ratePerMinute: 11, burst: 300 })).toBe(55);
+    for (let ratePerMinute = 1; ratePerMinute <= 600; ratePerMinute += 1)
+      for (let burst = 1; burst <= 120; burst += 1) {
+        if ((ratePerMinute * burst) % 60 !== 0) continue;
+        expect([ratePerMinute, burst, bucketCapacity({ ratePerMinute, burst })]).toEqual([
+          ratePerMinute,
+          burst,
+          (ratePerMinute * burst) / 60,
+        ]);
+      }
+  });
 });

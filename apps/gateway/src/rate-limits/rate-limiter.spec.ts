@@ -37,6 +37,29 @@ describe('RateLimiter', () => {
     expect(shared.asked).toEqual([]);
   });
 
+  it("admits exactly an override's whole capacity from a full bucket, and states it as the limit", async () => {
+    const limiter = new RateLimiter(new SharedBuckets(), new InProcessTokenBuckets(() => now));
+    // 11/min with burst 300: a bucket of 11 / 60 × 300 = 55 requests.
+    const override = { group: 'users.read', ratePerMinute: 11, burst: 300, scope: 'per-token' } as const;
+    const decisions = [];
+    for (let index = 0; index < 56; index += 1) decisions.push(await limiter.take(override, 'token:a'));
+    expect(decisions.filter((decision) => decision.allowed)).toHaveLength(55);
+    expect(Math.floor(decisions[0].capacity)).toBe(55);
+  });
+
+  it('gives the window an empty bucket takes to refill as the burst in seconds, to the millisecond', async () => {
+    const limiter = new RateLimiter(new SharedBuckets(), new InProcessTokenBuckets(() => now));
+    // capacity / rate = (rate / 60 × burst) / rate = burst seconds, whatever the rate.
+    for (const [ratePerMinute, burst] of [
+      [3, 3],
+      [5, 7],
+      [11, 300],
+    ]) {
+      const decision = await limiter.take({ group: 'users.read', ratePerMinute, burst, scope: 'per-token' }, 'token:w');
+      expect([ratePerMinute, burst, decision.windowMs]).toEqual([ratePerMinute, burst, burst * 1000]);
+    }
+  });
+
   it('keeps every other group in the shared buckets', async () => {
     const shared = new SharedBuckets();
     const limiter = new RateLimiter(shared, new InProcessTokenBuckets(() => now));

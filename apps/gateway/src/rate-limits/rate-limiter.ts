@@ -54,7 +54,8 @@ export class RateLimiter {
   async take(tier: RateLimitTier, key: string, count?: UsageCount): Promise<RateLimitDecision> {
     const capacity = bucketCapacity(tier);
     const ratePerMs = tier.ratePerMinute / 60_000;
-    const windowMs = capacity / ratePerMs;
+    // An empty bucket fills in capacity / rate, which is the burst in seconds: written so, it is exact.
+    const windowMs = tier.burst * 1000;
     const bucket = `${tier.group}:${key}`;
     const decision: RateLimitDecision = this.isShared(tier.group)
       ? await this.takeShared(bucket, capacity, ratePerMs, windowMs, count)
