@@ -125,6 +125,36 @@ describe('the operator CLI behaves like one', () => {
       }
     });
 
+    it.each([
+      ['--rate-per-minute', '2147483648'],
+      ['--burst', '99999999999'],
+    ])('refuses set-rate-limit %s %s, beyond what a tier stores, naming the field', (flag, value) => {
+      const orgId = crypto.randomUUID();
+      const tier = { '--rate-per-minute': '60', '--burst': '10', [flag]: value };
+      const args = ['set-rate-limit', '--org-id', orgId, '--group', 'users.read', '--scope', 'per-token'];
+      const refused = cli([...args, ...Object.entries(tier).flat(), '--json'], stack.env);
+      expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 1, stdout: '' });
+      expect(refused.stderr).toContain(`"field":"${flag.slice(2).replaceAll('-', '_')}"`);
+    });
+
+    it.each([
+      // The gateways get the API requests limit as an integer (2: a third request refused), identity
+      // holds Users to it as it is (a third user created): either way not the limit the quota shows.
+      ['API requests', '2.5'],
+      ['Users', '2.5'],
+    ])('refuses set-quota %j --limit %s, a fraction of something counted whole, storing nothing', (name, limit) => {
+      const orgId = crypto.randomUUID();
+      const args = ['set-quota', '--org-id', orgId, '--dimension', 'api', '--name', name, '--limit', limit];
+      const refused = cli([...args, '--json'], stack.env);
+      expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 1, stdout: '' });
+      expect(refused.stderr).toContain('--limit');
+      // Gigabytes come in fractions.
+      const storage = ['--dimension', 'storage', '--name', 'Object storage', '--limit', '2.5', '--json'];
+      const accepted = cli(['set-quota', '--org-id', orgId, ...storage], stack.env);
+      expect(accepted.status).toBe(0);
+      expect(JSON.parse(accepted.stdout)).toMatchObject({ name: 'Object storage', limit: 2.5 });
+    });
+
     it.each([' ', '0x10', '1e3'])('refuses set-quota --limit %j instead of storing a number read from it', (limit) => {
       const orgId = crypto.randomUUID();
       const args = ['set-quota', '--org-id', orgId, '--dimension', 'api', '--name', 'API requests', '--limit', limit];

@@ -73,11 +73,16 @@ async function main() {
         });
         const orgId = orgIdOf(values['org-id']);
         const limit = plainNumber(values.limit);
-        const known = STANDARD_QUOTAS.some(
+        const known = STANDARD_QUOTAS.find(
           (quota) => quota.dimension === values.dimension && quota.name === values.name,
         );
-        if (!orgId || !known || !Number.isFinite(limit) || limit < 0) {
-          throw new Error('set-quota needs --org-id, a known --dimension/--name pair and a --limit ≥ 0');
+        // Users, instances and requests are counted whole: a fraction would be enforced as another limit
+        // than the one shown (the gateways get the API requests limit as an integer).
+        const whole = known?.unit === 'count' || known?.unit === 'req/day';
+        if (!orgId || !known || !Number.isFinite(limit) || limit < 0 || (whole && !Number.isInteger(limit))) {
+          throw new Error(
+            'set-quota needs --org-id, a known --dimension/--name pair and a --limit ≥ 0 (a whole number for a count)',
+          );
         }
         await new QuotasRepository(prisma).setOverride(orgId, values.dimension!, values.name!, limit);
         process.stdout.write(

@@ -98,6 +98,16 @@ describe('RateLimitsService', () => {
       expect(written).toEqual([{ orgId: 'org-1', tier: { ...tier, burst: 60 } }]);
     });
 
+    it('refuses a rate or burst beyond a 32-bit integer, which no tier can store, naming each field', async () => {
+      const { repository, written } = repositoryWith();
+      const tier: RateLimitTier = { group: 'default', ratePerMinute: 2 ** 31, burst: 1e11, scope: 'per-ip' };
+      await expect(fieldsOf(new RateLimitsService(repository).setOverride('org-1', tier))).resolves.toEqual({
+        code: 'validation_failed',
+        fields: ['rate_per_minute', 'burst'],
+      });
+      expect(written).toEqual([]);
+    });
+
     it('refuses a tier without an org', async () => {
       const { repository, written } = repositoryWith();
       const tier: RateLimitTier = { group: 'default', ratePerMinute: 60, burst: 5, scope: 'per-ip' };

@@ -7,6 +7,9 @@ import { RateLimitsRepository } from './rate-limits.repository';
 /** Plan defaults live in code, versioned with the service; orgs' overrides in the database. */
 const PLAN_TIERS: Record<string, readonly RateLimitTier[]> = { standard: STANDARD_TIERS };
 export const DEFAULT_PLAN = 'standard';
+/** The most a rate or a burst can be: both are stored and sent (platform.proto) as 32-bit integers. */
+const MAX_TIER_VALUE = 2_147_483_647;
+const isTierValue = (value: number) => Number.isInteger(value) && value >= 1 && value <= MAX_TIER_VALUE;
 
 @Injectable()
 export class RateLimitsService {
@@ -25,12 +28,12 @@ export class RateLimitsService {
     if (!(RATE_LIMIT_GROUPS as readonly string[]).includes(tier.group)) {
       errors.push({ field: 'group', message: `must be one of ${RATE_LIMIT_GROUPS.join(', ')}` });
     }
-    if (!Number.isInteger(tier.ratePerMinute) || tier.ratePerMinute < 1) {
-      errors.push({ field: 'rate_per_minute', message: 'must be a positive integer' });
+    if (!isTierValue(tier.ratePerMinute)) {
+      errors.push({ field: 'rate_per_minute', message: `must be a positive integer up to ${MAX_TIER_VALUE}` });
     }
-    if (!Number.isInteger(tier.burst) || tier.burst < 1) {
-      errors.push({ field: 'burst', message: 'must be a positive integer' });
-    } else if (Number.isInteger(tier.ratePerMinute) && tier.ratePerMinute >= 1 && bucketCapacity(tier) < 1) {
+    if (!isTierValue(tier.burst)) {
+      errors.push({ field: 'burst', message: `must be a positive integer up to ${MAX_TIER_VALUE}` });
+    } else if (isTierValue(tier.ratePerMinute) && bucketCapacity(tier) < 1) {
       // A bucket that never holds a whole request refuses every request, whatever Retry-After says.
       errors.push({ field: 'burst', message: 'rate per second × burst must be at least 1 (one request)' });
     }
