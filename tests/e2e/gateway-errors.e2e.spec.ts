@@ -1,4 +1,4 @@
-import { ApiClient, expectProblem, TestStack } from '@acct/testing';
+import { ApiClient, expectProblem, freshIp, TestStack } from '@acct/testing';
 
 /** Contract §1: every non-2xx answer is problem+json with a stable code and the request id. */
 describe('gateway errors are problem+json', () => {
@@ -6,7 +6,7 @@ describe('gateway errors are problem+json', () => {
   let api: ApiClient;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ apps: ['platform', 'gateway'] });
+    stack = await TestStack.start({ apps: ['platform', 'gateway'], env: { TRUSTED_PROXIES: '127.0.0.1' } });
     api = new ApiClient(stack.url(''));
   });
 
@@ -44,6 +44,36 @@ describe('gateway errors are problem+json', () => {
     for (const type of ['text/plain', 'application/xml']) {
       const response = await api.call('/v2/users', { headers: { 'content-type': type }, raw: 'email=a@b.co' });
       expectProblem(response, 415, 'unsupported_media_type');
+    }
+  });
+
+  it('gives the token endpoint’s body refusals the OAuth error members too: invalid_request (RFC 6749 §5.2)', async () => {
+    // Contract §4: the token endpoint's errors carry `error` and `error_description` beside the problem members.
+    const refusals = [
+      {
+        status: 400,
+        code: 'malformed_body',
+        options: { headers: { 'content-type': 'application/json' }, raw: '{"grant_type": ' },
+      },
+      { status: 400, code: 'malformed_body', options: { json: ['grant_type', 'password'] } },
+      {
+        status: 413,
+        code: 'payload_too_large',
+        options: { json: { grant_type: 'password', username: 'x'.repeat(70 * 1024) } },
+      },
+      {
+        status: 415,
+        code: 'unsupported_media_type',
+        options: { headers: { 'content-type': 'text/plain' }, raw: 'grant_type=password' },
+      },
+    ];
+    for (const { status, code, options } of refusals) {
+      const problem = expectProblem(await api.call('/v2/auth/token', { ...options, ip: freshIp() }), status, code);
+      expect({ code, error: problem.error, error_description: problem.error_description }).toEqual({
+        code,
+        error: 'invalid_request',
+        error_description: problem.detail,
+      });
     }
   });
 

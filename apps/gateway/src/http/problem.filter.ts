@@ -1,4 +1,4 @@
-import { DomainError } from '@acct/problem';
+import { DomainError, ErrorCode } from '@acct/problem';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -38,7 +38,7 @@ export class ProblemFilter implements ExceptionFilter {
       }
       if (reply.sent) return reply;
     }
-    return sendProblem(request, reply, error);
+    return sendProblem(request, reply, withOAuthMembers(error, request));
   }
 
   toDomainError(exception: unknown, request: FastifyRequest): DomainError {
@@ -73,4 +73,28 @@ function frameworkRefusal(status: number, request: FastifyRequest): DomainError 
   if (status === 405) return new DomainError('method_not_allowed', `${request.method} is not allowed here.`);
   if (status >= 400 && status < 500) return new DomainError('invalid_request', 'The request cannot be served.');
   return undefined;
+}
+
+/** The group of the token endpoint and the other OAuth endpoints (contract §2, §6). */
+const OAUTH_GROUP = 'auth';
+/** Refusals of a body the endpoint could not read: RFC 6749 §5.2 counts them as `invalid_request`. */
+const UNREADABLE_BODY: ReadonlySet<ErrorCode> = new Set([
+  'malformed_body',
+  'payload_too_large',
+  'unsupported_media_type',
+]);
+
+/**
+ * The token endpoint's errors carry RFC 6749 §5.2's `error` and `error_description` beside the problem
+ * members (contract §4; so do the other OAuth endpoints', as their 429 does), also the refusals of a
+ * body, which no OAuth code names: a body that is not JSON, not an object, too large or of another
+ * media type is "otherwise malformed", `invalid_request`.
+ */
+function withOAuthMembers(error: DomainError, request: FastifyRequest): DomainError {
+  const group = request.routeOptions?.config?.rateLimitGroup;
+  if (group !== OAUTH_GROUP || !UNREADABLE_BODY.has(error.code) || error.options.extensions?.error) return error;
+  return new DomainError(error.code, error.detail, {
+    ...error.options,
+    extensions: { ...error.options.extensions, error: 'invalid_request', error_description: error.detail },
+  });
 }
