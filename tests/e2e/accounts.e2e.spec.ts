@@ -341,6 +341,17 @@ describe('accounts and tokens', () => {
       expect(other.body.code).toBe('idempotency_key_reused');
     });
 
+    it('names a malformed Idempotency-Key in errors[], beside every failing body field', async () => {
+      const longKey = { 'Idempotency-Key': 'k'.repeat(256) };
+      const keyOnly = await createUser({ email: email('key-long'), display_name: 'K' }, adminToken, longKey);
+      expect(keyOnly.status).toBe(400);
+      expect(keyOnly.body.code).toBe('validation_failed');
+      expect(keyOnly.body.errors?.map((error) => error.field)).toEqual(['Idempotency-Key']);
+      const both = await createUser({ email: email('key-both'), display_name: '' }, adminToken, longKey);
+      expect(both.status).toBe(400);
+      expect(both.body.errors?.map((error) => error.field).sort()).toEqual(['Idempotency-Key', 'display_name'].sort());
+    });
+
     it('creates exactly one user for 20 concurrent requests with one key', async () => {
       const key = `key-race-${Date.now()}`;
       const body = { email: email('idem-race'), display_name: 'Race' };

@@ -77,3 +77,6 @@ export const idempotencyKey = z
   .string()
   .regex(/^[\x20-\x7e]{1,255}$/, 'must be 1–255 printable ASCII characters')
   .optional();
+
+/** The header as `errors[]` names it when it breaks its rule (not the body, which it is not part of). */
+export const idempotencyKeyHeader = z.object({ 'Idempotency-Key': idempotencyKey });

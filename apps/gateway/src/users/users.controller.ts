@@ -8,11 +8,11 @@ import { IdentityBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { fingerprintKey, requestFingerprint } from '../http/fingerprint';
 import { jsonObjectBody } from '../http/request-body';
-import { parseOrFail } from '../http/validation';
+import { parseBothOrFail, parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiKeysetPage, ApiProblems, header } from '../openapi/api.decorators';
 import { documented } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
-import { createUserBody, idempotencyKey } from './create-user.schema';
+import { createUserBody, idempotencyKey, idempotencyKeyHeader } from './create-user.schema';
 import {
   ifMatchTags,
   toUserResource,
@@ -91,8 +91,10 @@ export class UsersController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<UserResource> {
     const raw = jsonObjectBody(request);
-    const body = parseOrFail(createUserBody, raw);
-    const key = parseOrFail(idempotencyKey, request.headers['idempotency-key']);
+    const [body, { 'Idempotency-Key': key }] = parseBothOrFail(
+      [createUserBody, raw],
+      [idempotencyKeyHeader, { 'Idempotency-Key': request.headers['idempotency-key'] }],
+    );
     const { user, replayed } = await this.identity.call(
       'createUser',
       {
