@@ -234,6 +234,11 @@ describe('the OpenAPI document against real responses', () => {
     'POST /v2/auth/authorize 403': async () =>
       submitLogin({ ...(await loginForm()), cookie: '' }, { username: 'admin@openapi.test', password: ADMIN_PASSWORD }),
     'POST /v2/auth/authorize 415': () => call('/v2/auth/authorize', { body: { username: 'x' } }),
+    'POST /v2/auth/authorize 413': () =>
+      call('/v2/auth/authorize', {
+        body: `username=${'x'.repeat(70 * 1024)}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
     'POST /v2/auth/authorize 429': async () => {
       const login = await loginForm();
       const ip = clientIp();
@@ -245,6 +250,7 @@ describe('the OpenAPI document against real responses', () => {
     'POST /v2/auth/revoke 400': () => call('/v2/auth/revoke', { body: { client_id: browserClient } }),
     'POST /v2/auth/revoke 401': () =>
       call('/v2/auth/revoke', { body: { token: 'x', client_id: org.client_id, client_secret: 'not-the-secret' } }),
+    'POST /v2/auth/revoke 413': () => call('/v2/auth/revoke', { body: hugeBody }),
     'POST /v2/auth/revoke 415': () =>
       call('/v2/auth/revoke', { body: 'token=x', headers: { 'content-type': 'text/plain' } }),
     'POST /v2/auth/revoke 429': () => {
@@ -263,6 +269,7 @@ describe('the OpenAPI document against real responses', () => {
       call('/v2/auth/introspect', { body: { client_id: org.client_id, client_secret: org.client_secret! } }),
     'POST /v2/auth/introspect 401': () =>
       call('/v2/auth/introspect', { body: { token: 'x', client_id: org.client_id, client_secret: 'not-the-secret' } }),
+    'POST /v2/auth/introspect 413': () => call('/v2/auth/introspect', { body: hugeBody }),
     'POST /v2/auth/introspect 415': () =>
       call('/v2/auth/introspect', { body: 'token=x', headers: { 'content-type': 'text/plain' } }),
     'POST /v2/auth/introspect 429': () => {

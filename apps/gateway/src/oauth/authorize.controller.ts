@@ -204,7 +204,7 @@ export class AuthorizeController {
     description: 'The service is unavailable: the page again, with the error and `Retry-After`.',
     content: { 'text/html': { schema: { type: 'string' } } },
   })
-  @ApiProblems('unsupported_media_type')
+  @ApiProblems('payload_too_large', 'unsupported_media_type')
   async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language']);
     if (mediaTypeOf(request) !== FORM_CONTENT_TYPE) {

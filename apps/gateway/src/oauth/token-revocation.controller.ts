@@ -66,7 +66,14 @@ export class TokenRevocationController {
   })
   @ApiJsonBody(revocationRequest, { formEncoded: true })
   @ApiResponse({ status: 200, description: 'Revoked (or nothing to revoke); an empty body.' })
-  @ApiProblems('malformed_body', 'invalid_request', 'invalid_client', 'unsupported_media_type', 'service_unavailable')
+  @ApiProblems(
+    'malformed_body',
+    'invalid_request',
+    'invalid_client',
+    'payload_too_large',
+    'unsupported_media_type',
+    'service_unavailable',
+  )
   async revoke(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     await this.auth.call('revokeToken', tokenRequest(request));
     return reply.status(200).header('Cache-Control', 'no-store').send();
@@ -84,7 +91,14 @@ export class TokenRevocationController {
   @ApiJsonResponse(200, 'Whether the token is active, and if so what it carries.', introspection, {
     'Cache-Control': header('`no-store`'),
   })
-  @ApiProblems('malformed_body', 'invalid_request', 'invalid_client', 'unsupported_media_type', 'service_unavailable')
+  @ApiProblems(
+    'malformed_body',
+    'invalid_request',
+    'invalid_client',
+    'payload_too_large',
+    'unsupported_media_type',
+    'service_unavailable',
+  )
   async introspect(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const answer = await this.auth.call('introspectToken', tokenRequest(request));
     void reply.header('Cache-Control', 'no-store');
