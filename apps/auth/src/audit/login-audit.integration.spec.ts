@@ -62,7 +62,7 @@ describe('login audit (real Postgres)', () => {
 
   it('records every token request with who, where, how and what came of it, and never a secret', async () => {
     const rows = await auth.database.query<Record<string, string>>(
-      'SELECT grant_type, username, subject, org_id, client_ip, device_id, user_agent, outcome, reason FROM login_audit ORDER BY at',
+      'SELECT grant_type, username, subject, org_id, client_id, client_ip, device_id, user_agent, outcome, reason FROM login_audit ORDER BY at',
     );
     expect(rows).toEqual([
       {
@@ -70,6 +70,8 @@ describe('login audit (real Postgres)', () => {
         username: 'grace@example.test',
         subject: USER.id,
         org_id: ORG,
+        // No client_id sent: the tokens are the built-in public client's, and so is the entry.
+        client_id: 'account-platform-web',
         client_ip: '203.0.113.50',
         device_id: 'laptop-7',
         user_agent: 'audit-test/1.0',
@@ -78,12 +80,14 @@ describe('login audit (real Postgres)', () => {
       },
       expect.objectContaining({
         username: 'grace@example.test',
+        client_id: 'account-platform-web',
         client_ip: '203.0.113.51',
         outcome: 'failure',
         reason: 'invalid_grant',
       }),
       expect.objectContaining({
         grant_type: 'implicit',
+        client_id: '',
         subject: null,
         org_id: null,
         outcome: 'failure',

@@ -1,14 +1,15 @@
 import { DomainError, hasControlCharacter } from '@acct/problem';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 
 import { attributionOf } from '../audit/login-attribution';
 import { LoginAudit } from '../audit/login-audit';
+import { AUTH_CONFIG, AuthConfig } from '../config';
 import { AuthMetrics } from '../metrics/auth-metrics';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { AuthorizationCodeGrant } from './grants/authorization-code.grant';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant';
 import { Grant, Issued, TokenRequest, TokenSet } from './grants/grant';
-import { PasswordGrant } from './grants/password.grant';
+import { PASSWORD, PasswordGrant } from './grants/password.grant';
 import { RefreshTokenGrant } from './grants/refresh-token.grant';
 
 /** The token endpoint (interface §4.2): picks the grant the request names. */
@@ -23,6 +24,7 @@ export class TokenService {
     authorizationCode: AuthorizationCodeGrant,
     private readonly audit: LoginAudit,
     private readonly metrics: AuthMetrics,
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {
     this.grants = new Map(
       [password, clientCredentials, refreshToken, authorizationCode].map((grant) => [grant.grantType, grant]),
@@ -31,8 +33,14 @@ export class TokenService {
 
   /** Issues a token set; every request, granted or refused, is recorded in the login audit and the metrics. */
   async issue(request: TokenRequest): Promise<TokenSet> {
+    // A password login that names no client is the built-in public client's (its tokens say so): its
+    // entry in the login audit too.
+    const audited =
+      request.grantType === PASSWORD && !request.clientId
+        ? { ...request, clientId: this.config.DEFAULT_PUBLIC_CLIENT_ID }
+        : request;
     const { tokens } = await this.recorded(
-      request,
+      audited,
       () => this.dispatch(request),
       ({ subject, orgId }) => ({ subject, orgId }),
     );
