@@ -9,7 +9,7 @@ import { apiSchemas } from '../openapi/api-schemas';
 export const userResource = z
   .object({
     id: z.string().describe('Server-assigned identifier.'),
-    email: z.email().describe('Login e-mail, lower-cased; globally unique.'),
+    email: z.email().describe('Login e-mail as given (trimmed); globally unique, compared case-insensitively.'),
     phone: z
       .string()
       .regex(/^\+[1-9]\d{5,14}$/)
