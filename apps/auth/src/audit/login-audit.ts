@@ -78,9 +78,10 @@ export class LoginAudit {
         errors: [{ field: 'outcome', message: 'must be success or failure' }],
       });
     }
+    // Identity reads a user id in any letter case; entries are kept under the lower-case id.
     const rows = await this.repository.listForOrg(
       caller.orgId,
-      { subject: request.userId || undefined, outcome: request.outcome || undefined },
+      { subject: request.userId.toLowerCase() || undefined, outcome: request.outcome || undefined },
       decodeCursor(request.cursor),
       size + 1,
     );

@@ -53,6 +53,14 @@ describe('POST /v2/users body', () => {
     ]);
   });
 
+  it('says a field sent with the wrong type has the wrong type, not that it is missing', () => {
+    expect(errorsOf({ ...valid, display_name: null, send_activation: 'true', roles: 'admin' })).toEqual([
+      { field: 'display_name', message: 'must be a string' },
+      { field: 'roles', message: 'must be an array' },
+      { field: 'send_activation', message: 'must be a boolean' },
+    ]);
+  });
+
   it.each([
     [{ ...valid, email: `${'a'.repeat(250)}@b.co` }, 'email'],
     [{ ...valid, display_name: 'x'.repeat(65) }, 'display_name'],
@@ -67,6 +75,21 @@ describe('POST /v2/users body', () => {
     [{ ...valid, email: 42 }, 'email'],
   ])('refuses %j at %s', (body, field) => {
     expect(errorsOf(body)?.map((error) => error.field)).toEqual([field]);
+  });
+
+  it('refuses a display name holding a lone surrogate (text that is not valid Unicode), as identity does', () => {
+    expect(errorsOf({ ...valid, display_name: 'a\ud800b' })).toEqual([
+      { field: 'display_name', message: 'must not contain control characters' },
+    ]);
+    expect(parseOrFail(createUserBody, { ...valid, display_name: '\ud83d\ude00' }).display_name).toBe('😀');
+  });
+
+  it('refuses an e-mail whose local part is over 64 characters, as identity does, beside the other fields', () => {
+    expect(errorsOf({ ...valid, display_name: '', email: `${'a'.repeat(65)}@example.test` })).toEqual([
+      { field: 'email', message: 'must be a valid e-mail address' },
+      { field: 'display_name', message: 'must not be empty' },
+    ]);
+    expect(parseOrFail(createUserBody, { ...valid, email: `${'a'.repeat(64)}@example.test` }).email).toHaveLength(77);
   });
 
   it('counts display name length in code points, not UTF-16 units', () => {
@@ -86,4 +109,18 @@ describe('profile rules', () => {
   it.each(['Mars/Olympus', '+01:00', '', 'asia shanghai'])('%p is not a time zone', (zone) =>
     expect(isTimeZone(zone)).toBe(false),
   );
+  // Identity's rule (apps/identity/src/users/user-rules.ts): what it refuses is refused here with the other fields.
+  it.each(['Asia/Kolkata', 'Etc/GMT+5', 'US/Pacific', 'Europe/Kyiv'])('%s is a time zone, as identity says', (zone) =>
+    expect(isTimeZone(zone)).toBe(true),
+  );
+  it.each(['asia/shanghai', 'GMT', 'EST5EDT', 'CST', 'utc'])('%p is not a time zone, as identity says', (zone) =>
+    expect(isTimeZone(zone)).toBe(false),
+  );
+  it('lists a time zone identity refuses beside the other failing fields', () => {
+    expect(
+      errorsOf({ ...valid, email: 'not-an-email', profile: { timezone: 'asia/shanghai' } })?.map(
+        (error) => error.field,
+      ),
+    ).toEqual(['email', 'profile.timezone']);
+  });
 });

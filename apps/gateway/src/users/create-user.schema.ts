@@ -1,8 +1,14 @@
 import { ROLES } from '@acct/access-token';
 import { z } from 'zod';
 
-export const CONTROL_CHARACTERS = /\p{Cc}/u;
+/**
+ * Control characters, and lone surrogates: text that is not valid Unicode cannot reach identity intact
+ * (gRPC sends UTF-8, which turns each into U+FFFD), so it is refused here, as identity refuses it.
+ */
+export const CONTROL_CHARACTERS = /[\p{Cc}\p{Cs}]/u;
 export const codePoints = (value: string) => [...value].length;
+/** Whether `value` is valid Unicode text: no lone surrogate, which gRPC's UTF-8 would turn into U+FFFD. */
+export const isUnicodeText = (value: string) => !/\p{Cs}/u.test(value);
 
 /** A BCP 47 language tag that Intl understands (`zh-CN`, `en`, `pt-BR`). */
 export function isLanguageTag(value: string): boolean {
@@ -14,9 +20,20 @@ export function isLanguageTag(value: string): boolean {
   }
 }
 
-/** An IANA time zone name (`Asia/Shanghai`, `UTC`), not an offset. */
+/** An IANA `Area/Location` name: every part starts with a capital (`America/Port-au-Prince`, `Etc/GMT+5`). */
+const IANA_ZONE_SHAPE = /^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z][A-Za-z0-9_+-]*)+$/;
+let knownZones: ReadonlySet<string> | undefined;
+
+/**
+ * An IANA time zone name (`Asia/Shanghai`, `UTC`), not an offset: the rule identity keeps (one that
+ * Intl lists, or `UTC`, or an `Area/Location` name this ICU knows), so a request it would refuse for
+ * the zone is refused here with every other failing field. Intl alone also takes `asia/shanghai`,
+ * `GMT` or `EST5EDT`, which identity refuses.
+ */
 export function isTimeZone(value: string): boolean {
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(value)) return false;
+  knownZones ??= new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+  if (knownZones.has(value)) return true;
+  if (!IANA_ZONE_SHAPE.test(value)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: value });
     return true;
@@ -41,7 +58,9 @@ export const createUserBody = z
         .string()
         .min(1, 'must not be empty')
         .max(254, 'must be at most 254 characters')
-        .pipe(z.email('must be a valid e-mail address')),
+        .pipe(z.email('must be a valid e-mail address'))
+        // RFC 5321 §4.5.3.1.1, as identity checks it: a local part of at most 64 characters.
+        .refine((value) => value.lastIndexOf('@') <= 64, 'must be a valid e-mail address'),
     ),
     display_name: trimmed
       .refine((value) => codePoints(value) >= 1, 'must not be empty')
@@ -51,6 +70,7 @@ export const createUserBody = z
       .string()
       .refine((value) => codePoints(value) >= 8, 'must be at least 8 characters')
       .refine((value) => codePoints(value) <= 128, 'must be at most 128 characters')
+      .refine(isUnicodeText, 'must be valid Unicode text')
       .optional(),
     roles: roleList.optional(),
     org_id: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),

@@ -1,9 +1,12 @@
 import { z } from 'zod';
 
 import { apiSchemas } from '../openapi/api-schemas';
+import { isUnicodeText } from './create-user.schema';
 
-/** `POST /v2/users/me/password` (contract §3). */
-export const setPasswordBody = z.object({ password: z.string() }).strict();
+/** `POST /v2/users/me/password` (contract §3); identity checks the length, a lone surrogate cannot reach it. */
+export const setPasswordBody = z
+  .object({ password: z.string().refine(isUnicodeText, 'must be valid Unicode text') })
+  .strict();
 
 /** `POST /v2/users/{id}/reset-password` (contract §3); `send_email` defaults to true. */
 export const resetPasswordBody = z.object({ send_email: z.boolean().optional() }).strict();

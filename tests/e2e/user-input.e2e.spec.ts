@@ -1,0 +1,148 @@
+import {
+  ApiClient,
+  expectProblem,
+  freshIp,
+  newOrg,
+  raiseLimit,
+  TestStack,
+  uniqueEmail,
+  User,
+  waitFor,
+} from '@acct/testing';
+
+/**
+ * Bad input to the user endpoints gets one clear `400 validation_failed` naming every failing field,
+ * and changes nothing: what the gateway lets through reaches identity as it was sent.
+ */
+describe('user input the gateway must judge as identity does', () => {
+  let stack: TestStack;
+  let api: ApiClient;
+  let token: string;
+  let adminId: string;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      apps: ['identity', 'auth', 'platform', 'gateway'],
+      env: { TRUSTED_PROXIES: '127.0.0.1' },
+    });
+    api = new ApiClient(stack.url(''), { ip: freshIp });
+    const org = await newOrg(api, stack, 'input');
+    for (const group of ['users.write', 'users.read']) raiseLimit(stack, org.org_id, group);
+    token = org.admin.access_token;
+    adminId = org.admin_user_id;
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const usersNamed = async (email: string) => {
+    const page = await api.call<{ items: User[] }>(`/v2/users?q=${encodeURIComponent(email)}`, { token });
+    expect(page.status).toBe(200);
+    return page.body.items;
+  };
+
+  it('refuses a display_name holding a lone surrogate instead of storing it as U+FFFD', async () => {
+    const email = uniqueEmail('surrogate');
+    const answer = await api.createUser(token, { email, display_name: 'Ada\ud800' });
+    expect(expectProblem(answer, 400, 'validation_failed').errors).toEqual([
+      { field: 'display_name', message: 'must not contain control characters' },
+    ]);
+    expect(await usersNamed(email)).toEqual([]);
+  });
+
+  it('refuses a PATCH of display_name holding a lone surrogate and leaves the user as it was', async () => {
+    const created = await api.createUser(token, { email: uniqueEmail('patch-surrogate'), display_name: 'Ada' });
+    expect(created.status).toBe(201);
+    const answer = await api.call(`/v2/users/${created.body.id}`, {
+      token,
+      method: 'PATCH',
+      json: { display_name: '\udc00Ada' },
+    });
+    expectProblem(answer, 400, 'validation_failed');
+    const after = await api.call<User>(`/v2/users/${created.body.id}`, { token });
+    expect(after.body.display_name).toBe('Ada');
+    expect(after.headers.get('etag')).toBe(created.headers.get('etag'));
+  });
+
+  it('refuses a password holding a lone surrogate instead of storing the hash of another text', async () => {
+    const email = uniqueEmail('surrogate-password');
+    const answer = await api.createUser(token, { email, display_name: 'Ada', password: 'correct horse\ud800' });
+    expect(expectProblem(answer, 400, 'validation_failed').errors).toEqual([
+      { field: 'password', message: 'must be valid Unicode text' },
+    ]);
+    expect(await usersNamed(email)).toEqual([]);
+  });
+
+  it('refuses to set a password holding a lone surrogate and leaves the one-time token unused', async () => {
+    const email = uniqueEmail('surrogate-activation');
+    const created = await api.createUser(token, { email, display_name: 'Ada', send_activation: false });
+    expect(created.status).toBe(201);
+    const reset = await api.call<{ token: string }>(`/v2/users/${created.body.id}/reset-password`, {
+      token,
+      json: { send_email: false },
+    });
+    expect(reset.status).toBe(200);
+    const refused = await api.call('/v2/users/me/password', {
+      token: reset.body.token,
+      json: { password: 'correct horse\udc00' },
+    });
+    expect(expectProblem(refused, 400, 'validation_failed').errors).toEqual([
+      { field: 'password', message: 'must be valid Unicode text' },
+    ]);
+    const user = await api.call<User>(`/v2/users/${created.body.id}`, { token });
+    expect(user.body.status).toBe('pending');
+    const set = await api.call('/v2/users/me/password', {
+      token: reset.body.token,
+      json: { password: 'correct horse' },
+    });
+    expect(set.status).toBe(200);
+  });
+
+  it('names a time zone identity refuses beside the other failing fields, in one answer', async () => {
+    for (const timezone of ['asia/shanghai', 'GMT', 'EST5EDT']) {
+      const answer = await api.createUser(token, { email: 'not-an-email', display_name: 'Ada', profile: { timezone } });
+      expect(expectProblem(answer, 400, 'validation_failed').errors?.map((error) => error.field)).toEqual([
+        'email',
+        'profile.timezone',
+      ]);
+    }
+  });
+
+  it('names an e-mail with a local part over 64 characters beside the other failing fields', async () => {
+    const answer = await api.createUser(token, { email: `${'a'.repeat(65)}@example.test`, display_name: ' ' });
+    expect(expectProblem(answer, 400, 'validation_failed').errors?.map((error) => error.field)).toEqual([
+      'email',
+      'display_name',
+    ]);
+  });
+
+  it('filters the login audit by a user id in either letter case, as GET /v2/users/{id} reads it', async () => {
+    const logins = (userId: string) =>
+      api.call<{ items: Array<{ subject: string }> }>(`/v2/audit/logins?user_id=${userId}`, { token });
+    const lower = await waitFor('the admin login in the audit', async () => {
+      const answer = await logins(adminId);
+      return answer.body.items.length > 0 ? answer.body.items : undefined;
+    });
+    const upper = await logins(adminId.toUpperCase());
+    expect(upper.status).toBe(200);
+    expect(upper.body.items).toEqual(lower);
+    expect((await api.call(`/v2/users/${adminId.toUpperCase()}`, { token })).status).toBe(200);
+  });
+
+  it('says a field sent with the wrong type has the wrong type, not that it is missing', async () => {
+    const answer = await api.createUser(token, {
+      email: uniqueEmail('types'),
+      display_name: null,
+      send_activation: 'true',
+    });
+    expect(expectProblem(answer, 400, 'validation_failed').errors).toEqual([
+      { field: 'display_name', message: 'must be a string' },
+      { field: 'send_activation', message: 'must be a boolean' },
+    ]);
+    const list = await api.call('/v2/users?limit=1&limit=2', { token });
+    expect(expectProblem(list, 400, 'validation_failed').errors).toEqual([
+      { field: 'limit', message: 'must be a number' },
+    ]);
+  });
+});
