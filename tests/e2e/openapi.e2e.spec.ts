@@ -46,6 +46,12 @@ describe('the OpenAPI document against real responses', () => {
 
   let address = 0;
   const clientIp = () => `198.51.100.${(address = (address % 250) + 1)}`;
+  /**
+   * An address of its own for a scenario that empties its per-IP bucket: clientIp's addresses come
+   * round again after 250 calls, and a later scenario must not find a bucket a 429 scenario emptied.
+   */
+  let spent = 0;
+  const spentIp = () => `203.0.113.${(spent += 1)}`;
   let sequence = 0;
   const email = (label: string) => `${label}-${Date.now()}-${(sequence += 1)}@example.com`;
 
@@ -200,7 +206,7 @@ describe('the OpenAPI document against real responses', () => {
     'POST /v2/auth/token 415': () =>
       call('/v2/auth/token', { body: 'grant_type=password', headers: { 'content-type': 'text/plain' } }),
     'POST /v2/auth/token 429': () => {
-      const ip = clientIp();
+      const ip = spentIp();
       return exhaust(() =>
         call('/v2/auth/token', {
           ip,
@@ -220,7 +226,7 @@ describe('the OpenAPI document against real responses', () => {
       }),
     'GET /v2/auth/authorize 400': () => call(`/v2/auth/authorize?${authorizeQuery({ client_id: 'unknown' })}`),
     'GET /v2/auth/authorize 429': () => {
-      const ip = clientIp();
+      const ip = spentIp();
       return exhaust(() => call(`/v2/auth/authorize?${authorizeQuery()}`, { ip }));
     },
     'POST /v2/auth/authorize 200': async () => {
@@ -241,7 +247,7 @@ describe('the OpenAPI document against real responses', () => {
       }),
     'POST /v2/auth/authorize 429': async () => {
       const login = await loginForm();
-      const ip = clientIp();
+      const ip = spentIp();
       return exhaust(() => submitLogin(login, { username: 'nobody@openapi.test', password: 'wrong-1' }, ip));
     },
     // POST /v2/auth/revoke and /v2/auth/introspect
@@ -254,7 +260,7 @@ describe('the OpenAPI document against real responses', () => {
     'POST /v2/auth/revoke 415': () =>
       call('/v2/auth/revoke', { body: 'token=x', headers: { 'content-type': 'text/plain' } }),
     'POST /v2/auth/revoke 429': () => {
-      const ip = clientIp();
+      const ip = spentIp();
       return exhaust(() => call('/v2/auth/revoke', { ip, body: { token: 'x', client_id: browserClient } }));
     },
     'POST /v2/auth/introspect 200': () =>
@@ -273,7 +279,7 @@ describe('the OpenAPI document against real responses', () => {
     'POST /v2/auth/introspect 415': () =>
       call('/v2/auth/introspect', { body: 'token=x', headers: { 'content-type': 'text/plain' } }),
     'POST /v2/auth/introspect 429': () => {
-      const ip = clientIp();
+      const ip = spentIp();
       return exhaust(() =>
         call('/v2/auth/introspect', { ip, body: { token: 'x', client_id: org.client_id, client_secret: 'wrong' } }),
       );
@@ -439,7 +445,7 @@ describe('the OpenAPI document against real responses', () => {
         headers: { 'content-type': 'text/plain' },
       }),
     'POST /v2/users/me/password 429': () => {
-      const ip = clientIp();
+      const ip = spentIp();
       return exhaust(() => call('/v2/users/me/password', { ip, body: { password: 'a-new-password-1' } }));
     },
     // POST /v2/users/{id}/reset-password
