@@ -21,6 +21,9 @@ export const RATE_LIMIT_GROUPS = [
 ] as const;
 export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
 
+/** The group of the token endpoint and the other OAuth endpoints (contract §2, §6): their errors carry RFC 6749's members. */
+export const OAUTH_GROUP: RateLimitGroup = 'auth';
+
 /**
  * The `standard` plan's tiers: interface §4.4's four, contract §2's users.write, system.read and
  * system.health, and `default` for anything else (unknown paths, JWKS, the activation page).

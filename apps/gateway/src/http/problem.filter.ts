@@ -1,3 +1,4 @@
+import { OAUTH_GROUP } from '@acct/limits';
 import { DomainError, ErrorCode } from '@acct/problem';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
@@ -75,8 +76,6 @@ function frameworkRefusal(status: number, request: FastifyRequest): DomainError 
   return undefined;
 }
 
-/** The group of the token endpoint and the other OAuth endpoints (contract §2, §6). */
-const OAUTH_GROUP = 'auth';
 /** Refusals of a body the endpoint could not read: RFC 6749 §5.2 counts them as `invalid_request`. */
 const UNREADABLE_BODY: ReadonlySet<ErrorCode> = new Set([
   'malformed_body',

@@ -1,4 +1,4 @@
-import { API_QUOTA_EXEMPT_GROUPS, secondsUntilUtcMidnight, STANDARD_TIERS } from '@acct/limits';
+import { API_QUOTA_EXEMPT_GROUPS, OAUTH_GROUP, secondsUntilUtcMidnight, STANDARD_TIERS } from '@acct/limits';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -12,9 +12,6 @@ import { TierCache } from './tier-cache';
 
 export const RATE_LIMITER = Symbol('RATE_LIMITER');
 export const API_USAGE = Symbol('API_USAGE');
-
-/** The group of the token endpoint and the other OAuth endpoints (contract §2, §6). */
-const OAUTH_GROUP = 'auth';
 
 /**
  * Runs for every request (Fastify onRequest) right after the authenticate hook: takes a token from the
