@@ -23,11 +23,18 @@ describe('HealthReporter at start', () => {
     await expect(reporter.check()).resolves.toBeUndefined();
   });
 
-  it('reports the platform as down with the time it waited when the platform does not answer', async () => {
+  it('reports the platform down with the time it waited, and every component the platform probes down with it', async () => {
     const reporter = reporterWith(Promise.reject(new DomainError('service_unavailable', 'no answer')));
     const report = await reporter.report();
     expect(report.status).toBe('down');
-    expect(report.checks).toEqual([{ component: 'platform', status: 'down', latency_ms: expect.any(Number) }]);
+    const waited = report.checks.find((check) => check.component === 'platform')!.latency_ms;
+    expect(report.checks).toEqual(
+      ['database', 'cache', 'object_storage', 'message_bus', 'identity', 'auth', 'platform'].map((component) => ({
+        component,
+        status: 'down',
+        latency_ms: waited,
+      })),
+    );
   });
 });
 
@@ -79,14 +86,17 @@ describe('HealthReporter answering from memory', () => {
     expect(call).toHaveBeenCalledTimes(2);
   });
 
-  it('asks the platform itself while the channel is not connected, so a platform that is gone is down at once', async () => {
+  it('asks the platform itself while the channel is not connected, so a platform that is gone is down at once, naming what it last probed', async () => {
     reporter.onApplicationBootstrap();
     await settle();
     connected = false;
     answers.push(() => Promise.reject(new DomainError('service_unavailable', 'connection refused')));
     const report = await reporter.report();
     expect(report.status).toBe('down');
-    expect(report.checks).toEqual([{ component: 'platform', status: 'down', latency_ms: expect.any(Number) }]);
+    expect(report.checks).toEqual([
+      { component: 'database', status: 'down', latency_ms: expect.any(Number) },
+      { component: 'platform', status: 'down', latency_ms: expect.any(Number) },
+    ]);
     expect(call).toHaveBeenCalledTimes(2);
   });
 });

@@ -11,13 +11,21 @@ import type { HealthReport } from './health-report.schema';
 /** Time the gateway waits for the platform's health answer: a probe must never hang. */
 const HEALTH_DEADLINE_MS = 1000;
 
+/**
+ * What the platform probes (contract §5: at least database, cache and object_storage, with the message
+ * bus and each backend service), named in a report the gateway makes before the platform has ever
+ * answered; afterwards the names of the platform's latest answer.
+ */
+const PLATFORM_PROBED = ['database', 'cache', 'object_storage', 'message_bus', 'identity', 'auth'];
+
 type ComponentStatus = HealthReport['checks'][number]['status'];
 
 /**
  * The health report (interface §2.3, contract §5): the platform's latest probe results plus the
  * gateway's own call to the platform as the `platform` component. Every report is measured: the
  * platform answers only once its first probe round is done, and a platform that does not answer
- * within the deadline is reported `down` with the time the gateway waited. The gateway asks once at
+ * within the deadline is reported `down` with the time the gateway waited, every component it probes
+ * `down` with it (nothing measured them, and the report still names them all). The gateway asks once at
  * start and is unready (a readiness check) until that first report is in, whatever it says.
  *
  * Requests are answered from memory: the report is measured again in the background every
@@ -33,6 +41,7 @@ export class HealthReporter implements OnApplicationBootstrap, OnApplicationShut
   private latest?: HealthReport;
   private measuring?: Promise<HealthReport>;
   private timer?: NodeJS.Timeout;
+  private probed = PLATFORM_PROBED;
 
   constructor(
     private readonly platform: PlatformBackend,
@@ -79,6 +88,7 @@ export class HealthReporter implements OnApplicationBootstrap, OnApplicationShut
     try {
       const answer = await this.platform.call('getHealth', {}, { deadlineMs: HEALTH_DEADLINE_MS });
       const platform = { component: 'platform', status: 'up' as const, latency_ms: millisSince(started) };
+      this.probed = answer.checks.map((check) => check.component);
       return {
         status: answer.status as HealthReport['status'],
         ...base,
@@ -93,10 +103,11 @@ export class HealthReporter implements OnApplicationBootstrap, OnApplicationShut
       };
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== 'service_unavailable') throw error;
+      const latency_ms = millisSince(started);
       return {
         status: 'down',
         ...base,
-        checks: [{ component: 'platform', status: 'down', latency_ms: millisSince(started) }],
+        checks: [...this.probed, 'platform'].map((component) => ({ component, status: 'down' as const, latency_ms })),
       };
     }
   }
