@@ -1,12 +1,9 @@
 // Shared jest settings: TypeScript through SWC (decorator metadata on), workspace path aliases.
-const path = require('node:path');
 const swcrc = require('./.swcrc.json.cjs');
 
-const root = __dirname;
-const aliases = {
-  '^@acct/(contracts|config|problem|observability|grpc|testing|database|access-token|limits|events|clock|revocation)$':
-    path.join(root, 'libs/$1/src/index.ts'),
-};
+const aliases = Object.fromEntries(
+  [...require('./tools/workspace-aliases.cjs')].map(([alias, target]) => [`^${alias}$`, target]),
+);
 
 module.exports = {
   testEnvironment: 'node',

@@ -14,9 +14,3 @@ export class FieldErrors {
     if (this.errors.length > 0) throw validationFailed([...this.errors]);
   }
 }
-
-/** Length in Unicode code points, not UTF-16 units: "🙂" is one character. */
-export const codePoints = (value: string): number => [...value].length;
-
-/** C0/C1 control characters, and lone surrogates (text that is not valid Unicode). */
-export const hasControlCharacters = (value: string): boolean => /[\p{Cc}\p{Cs}]/u.test(value);

@@ -1,48 +1,34 @@
 import { ROLES } from '@acct/access-token';
+import {
+  displayNameProblem,
+  EMAIL_LOCAL_PART_MAX_LENGTH,
+  EMAIL_MAX_LENGTH,
+  isLanguageTag,
+  isTimeZone,
+  passwordProblem,
+} from '@acct/user-fields';
 import { z } from 'zod';
 
 /**
- * Control characters, and lone surrogates: text that is not valid Unicode cannot reach identity intact
- * (gRPC sends UTF-8, which turns each into U+FFFD), so it is refused here, as identity refuses it.
+ * The field rules are identity's (`@acct/user-fields`): applied here too, so one answer names every
+ * failing field. Control characters and lone surrogates are refused here as identity refuses them:
+ * text that is not valid Unicode cannot reach identity intact (gRPC sends UTF-8, which turns each into
+ * U+FFFD).
  */
-export const CONTROL_CHARACTERS = /[\p{Cc}\p{Cs}]/u;
-export const codePoints = (value: string) => [...value].length;
-/** Whether `value` is valid Unicode text: no lone surrogate, which gRPC's UTF-8 would turn into U+FFFD. */
-export const isUnicodeText = (value: string) => !/\p{Cs}/u.test(value);
-
-/** A BCP 47 language tag that Intl understands (`zh-CN`, `en`, `pt-BR`). */
-export function isLanguageTag(value: string): boolean {
-  if (!/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/.test(value)) return false;
-  try {
-    return Intl.getCanonicalLocales(value).length === 1;
-  } catch {
-    return false;
-  }
-}
-
-/** An IANA `Area/Location` name: every part starts with a capital (`America/Port-au-Prince`, `Etc/GMT+5`). */
-const IANA_ZONE_SHAPE = /^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z][A-Za-z0-9_+-]*)+$/;
-let knownZones: ReadonlySet<string> | undefined;
-
-/**
- * An IANA time zone name (`Asia/Shanghai`, `UTC`), not an offset: the rule identity keeps (one that
- * Intl lists, or `UTC`, or an `Area/Location` name this ICU knows), so a request it would refuse for
- * the zone is refused here with every other failing field. Intl alone also takes `asia/shanghai`,
- * `GMT` or `EST5EDT`, which identity refuses.
- */
-export function isTimeZone(value: string): boolean {
-  knownZones ??= new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
-  if (knownZones.has(value)) return true;
-  if (!IANA_ZONE_SHAPE.test(value)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: value });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const trimmed = z.string().transform((value) => value.trim());
+
+/** A check by one of identity's rules: the rule's problem, if any, is the field's message. */
+const byRule =
+  (problem: (value: string) => string | undefined) =>
+  (value: string, context: z.RefinementCtx): void => {
+    const message = problem(value);
+    if (message !== undefined) context.addIssue({ code: 'custom', message });
+  };
+
+/** `display_name` (contract §3), trimmed. */
+export const displayName = trimmed.superRefine(byRule(displayNameProblem));
+export const languageTag = z.string().refine(isLanguageTag, 'must be a BCP 47 language tag such as zh-CN');
+export const timeZone = z.string().refine(isTimeZone, 'must be an IANA time zone such as Asia/Shanghai');
 
 /** `roles` where a request sets them (creation, PATCH): known roles, at least one, none twice. */
 export const roleList = z
@@ -57,21 +43,12 @@ export const createUserBody = z
       z
         .string()
         .min(1, 'must not be empty')
-        .max(254, 'must be at most 254 characters')
+        .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
         .pipe(z.email('must be a valid e-mail address'))
-        // RFC 5321 §4.5.3.1.1, as identity checks it: a local part of at most 64 characters.
-        .refine((value) => value.lastIndexOf('@') <= 64, 'must be a valid e-mail address'),
+        .refine((value) => value.lastIndexOf('@') <= EMAIL_LOCAL_PART_MAX_LENGTH, 'must be a valid e-mail address'),
     ),
-    display_name: trimmed
-      .refine((value) => codePoints(value) >= 1, 'must not be empty')
-      .refine((value) => codePoints(value) <= 64, 'must be at most 64 characters')
-      .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters'),
-    password: z
-      .string()
-      .refine((value) => codePoints(value) >= 8, 'must be at least 8 characters')
-      .refine((value) => codePoints(value) <= 128, 'must be at most 128 characters')
-      .refine(isUnicodeText, 'must be valid Unicode text')
-      .optional(),
+    display_name: displayName,
+    password: z.string().superRefine(byRule(passwordProblem)).optional(),
     roles: roleList.optional(),
     org_id: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
     send_activation: z.boolean().optional(),
@@ -82,8 +59,8 @@ export const createUserBody = z
       .describe('A mobile number with its country code (`+86 138-0013-8000`, `0086…`), stored as E.164.'),
     profile: z
       .object({
-        locale: z.string().refine(isLanguageTag, 'must be a BCP 47 language tag such as zh-CN').optional(),
-        timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Asia/Shanghai').optional(),
+        locale: languageTag.optional(),
+        timezone: timeZone.optional(),
       })
       .strict()
       .optional(),

@@ -1,7 +1,7 @@
+import { isUnicodeText } from '@acct/user-fields';
 import { z } from 'zod';
 
 import { apiSchemas } from '../openapi/api-schemas';
-import { isUnicodeText } from './create-user.schema';
 
 /** `POST /v2/users/me/password` (contract §3); identity checks the length, a lone surrogate cannot reach it. */
 export const setPasswordBody = z

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { codePoints, CONTROL_CHARACTERS, isLanguageTag, isTimeZone, roleList } from './create-user.schema';
+import { displayName, languageTag, roleList, timeZone } from './create-user.schema';
 
 /** `GET /v2/users` query (contract §7). Unknown parameters are ignored. */
 export const listUsersQuery = z.object({
@@ -23,13 +23,7 @@ export const listUsersQuery = z.object({
  */
 export const patchUserBody = z
   .object({
-    display_name: z
-      .string()
-      .transform((value) => value.trim())
-      .refine((value) => codePoints(value) >= 1, 'must not be empty')
-      .refine((value) => codePoints(value) <= 64, 'must be at most 64 characters')
-      .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters')
-      .optional(),
+    display_name: displayName.optional(),
     roles: roleList.optional(),
     phone: z
       .string()
@@ -39,12 +33,8 @@ export const patchUserBody = z
       .describe('E.164 after normalisation (spaces, dashes, `00` prefix); `null` removes it.'),
     profile: z
       .object({
-        locale: z.string().refine(isLanguageTag, 'must be a BCP 47 language tag such as zh-CN').nullable().optional(),
-        timezone: z
-          .string()
-          .refine(isTimeZone, 'must be an IANA time zone such as Asia/Shanghai')
-          .nullable()
-          .optional(),
+        locale: languageTag.nullable().optional(),
+        timezone: timeZone.nullable().optional(),
       })
       .strict()
       .nullable()

@@ -4,6 +4,7 @@ import { Clock } from '@acct/clock';
 import { identityV1 } from '@acct/contracts';
 import { PASSWORD_RESET_ISSUED, PASSWORD_RESET_REQUESTED, USER_ACTIVATED, USER_PASSWORD_CHANGED } from '@acct/events';
 import { DomainError, validationFailed } from '@acct/problem';
+import { passwordProblem } from '@acct/user-fields';
 import { Injectable } from '@nestjs/common';
 
 import { CredentialsRepository } from '../credentials/credentials.repository';
@@ -12,7 +13,6 @@ import { OutboxRepository } from '../outbox/outbox.repository';
 import { PasswordSetTokensRepository } from '../password-set-tokens/password-set-tokens.repository';
 import { passwordChanged } from '../passwords/password-changed';
 import { PasswordHasher } from '../passwords/password-hasher';
-import { passwordProblem } from '../passwords/password-policy';
 import { Transactions } from '../prisma/transactions';
 import { toUserMessage } from '../users/user';
 import { UsersRepository } from '../users/users.repository';

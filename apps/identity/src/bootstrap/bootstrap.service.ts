@@ -1,6 +1,7 @@
 import { Clock } from '@acct/clock';
 import { USER_CREATED } from '@acct/events';
 import { DomainError } from '@acct/problem';
+import { displayNameProblem, emailProblem, passwordProblem } from '@acct/user-fields';
 import { Injectable } from '@nestjs/common';
 
 import { newId } from '../ids';
@@ -8,15 +9,8 @@ import { orgNameProblem } from '../orgs/org-rules';
 import { OrgsRepository } from '../orgs/orgs.repository';
 import { OutboxRepository } from '../outbox/outbox.repository';
 import { PasswordHasher } from '../passwords/password-hasher';
-import { passwordProblem } from '../passwords/password-policy';
 import { Transactions } from '../prisma/transactions';
-import {
-  DEFAULT_LOCALE,
-  DEFAULT_TIME_ZONE,
-  displayNameProblem,
-  emailProblem,
-  normalizeEmail,
-} from '../users/user-rules';
+import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE, normalizeEmail } from '../users/user-rules';
 import { UsersRepository } from '../users/users.repository';
 import { FieldErrors } from '../validation';
 

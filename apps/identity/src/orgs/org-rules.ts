@@ -1,4 +1,4 @@
-import { codePoints, hasControlCharacters } from '../validation';
+import { codePoints, hasControlCharacters } from '@acct/user-fields';
 
 export const ORG_NAME_MAX_LENGTH = 100;
 

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 
 import { PasswordHasher } from './password-hasher';
-import { passwordProblem } from './password-policy';
 
 /** Fixtures: argon2id PHC strings produced by @node-rs/argon2 2.2.1. */
 const NODE_RS_HASHES = {
@@ -54,18 +53,5 @@ describe('PasswordHasher', () => {
   it('uses other parameters when configured', async () => {
     const cheap = new PasswordHasher({ ARGON2_MEMORY_KIB: 8192, ARGON2_ITERATIONS: 3, ARGON2_PARALLELISM: 2 });
     expect(await cheap.hash('x'.repeat(8))).toMatch(/^\$argon2id\$v=19\$m=8192,t=3,p=2\$/);
-  });
-});
-
-describe('password policy', () => {
-  it('takes 8 to 128 code points', () => {
-    expect(passwordProblem('1234567')).toBe('must be at least 8 characters');
-    expect(passwordProblem('12345678')).toBeUndefined();
-    expect(passwordProblem('🔑'.repeat(128))).toBeUndefined();
-    expect(passwordProblem('🔑'.repeat(129))).toBe('must be at most 128 characters');
-  });
-
-  it('refuses text that is not valid Unicode', () => {
-    expect(passwordProblem('abcdefgh\ud800')).toBe('must be valid Unicode text');
   });
 });

@@ -1,10 +1,11 @@
 import { Caller } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
+import { hasControlCharacters } from '@acct/user-fields';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 
 import { isUuid } from '../ids';
-import { FieldErrors, hasControlCharacters } from '../validation';
+import { FieldErrors } from '../validation';
 import { USERS_READ_SCOPE } from './get-user.service';
 import { isUserStatus, toUserMessage, USER_STATUSES, UserStatus } from './user';
 import { requireAdmin } from './user-admin';

@@ -1,14 +1,6 @@
 import { DomainError } from '@acct/problem';
 
-import {
-  canonicalLocale,
-  displayNameProblem,
-  emailProblem,
-  isTimeZone,
-  NewUserRequest,
-  normalizeEmail,
-  validateNewUser,
-} from './user-rules';
+import { NewUserRequest, normalizeEmail, validateNewUser } from './user-rules';
 
 const request = (overrides: Partial<NewUserRequest> = {}): NewUserRequest => ({
   email: 'ada@example.com',
@@ -31,32 +23,6 @@ const failingFields = (attempt: () => unknown): string[] => {
 };
 
 describe('e-mail', () => {
-  it.each(['a@b.co', 'Ada.Lovelace+tag@mail.example.com', "o'hara@example.io", 'x_y-z@sub-domain.example.org'])(
-    'accepts %p',
-    (email) => expect(emailProblem(email)).toBeUndefined(),
-  );
-
-  it.each([
-    ['', 'must not be empty'],
-    ['plainaddress', 'must be a valid e-mail address'],
-    ['a@b', 'must be a valid e-mail address'],
-    ['a..b@example.com', 'must be a valid e-mail address'],
-    ['.a@example.com', 'must be a valid e-mail address'],
-    ['a b@example.com', 'must be a valid e-mail address'],
-    ['a@exam_ple.com', 'must be a valid e-mail address'],
-    ['a@example.c', 'must be a valid e-mail address'],
-    ['two@@example.com', 'must be a valid e-mail address'],
-    [`${'l'.repeat(65)}@example.com`, 'must be a valid e-mail address'],
-  ])('refuses %p: %s', (email, message) => expect(emailProblem(email)).toBe(message));
-
-  it('accepts 254 characters and refuses 255', () => {
-    const domain = `${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.com`;
-    const at254 = `${'l'.repeat(254 - domain.length - 1)}@${domain}`;
-    expect(at254).toHaveLength(254);
-    expect(emailProblem(at254)).toBeUndefined();
-    expect(emailProblem(`l${at254}`)).toBe('must be at most 254 characters');
-  });
-
   it('trims the e-mail, keeps its case for display and lower-cases it for uniqueness', () => {
     const user = validateNewUser(request({ email: '  Ada@Example.COM\t' }));
     expect(user.email).toBe('Ada@Example.COM');
@@ -66,25 +32,12 @@ describe('e-mail', () => {
 });
 
 describe('display name', () => {
-  it('counts Unicode code points after trimming: 64 emoji pass, 65 do not', () => {
-    expect(displayNameProblem('🙂'.repeat(64))).toBeUndefined();
-    expect(displayNameProblem('🙂'.repeat(65))).toBe('must be at most 64 characters');
+  it('counts Unicode code points after trimming', () => {
     expect(validateNewUser(request({ displayName: `  ${'é'.repeat(64)}  ` })).displayName).toBe('é'.repeat(64));
   });
 
   it('refuses an empty or blank name', () => {
     expect(failingFields(() => validateNewUser(request({ displayName: '   ' })))).toEqual(['display_name']);
-    expect(displayNameProblem('')).toBe('must not be empty');
-  });
-
-  it.each(['tab\tinside', 'new\nline', 'nul\u0000', 'c1\u0085', 'lone \ud800 surrogate'])(
-    'refuses control characters and broken text: %j',
-    (name) => expect(displayNameProblem(name)).toBeDefined(),
-  );
-
-  it('accepts letters of any script', () => {
-    expect(displayNameProblem('李小龍')).toBeUndefined();
-    expect(displayNameProblem('Zoë Ångström-Łukasz')).toBeUndefined();
   });
 });
 
@@ -126,27 +79,9 @@ describe('profile', () => {
     expect(validateNewUser(request({ profile: {} }))).toMatchObject({ locale: 'zh-CN', timeZone: 'Asia/Shanghai' });
   });
 
-  it.each([
-    ['zh-CN', 'zh-CN'],
-    ['en', 'en'],
-    ['pt-br', 'pt-BR'],
-    ['zh-Hant-TW', 'zh-Hant-TW'],
-    ['en-u-ca-gregory', 'en-u-ca-gregory'],
-  ])('accepts the BCP 47 tag %p as %p', (tag, canonical) => expect(canonicalLocale(tag)).toBe(canonical));
-
-  it.each(['', 'x', 'en_US', 'en-', '123', 'zh CN', 'en-abcdefghi'])('refuses the locale %p', (tag) =>
-    expect(canonicalLocale(tag)).toBeUndefined(),
-  );
-
-  it.each(['Asia/Shanghai', 'UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Asia/Kolkata', 'Etc/GMT+5'])(
-    'accepts the IANA time zone %p',
-    (zone) => expect(isTimeZone(zone)).toBe(true),
-  );
-
-  it.each(['', 'Mars/Olympus', 'asia/shanghai', '+08:00', 'GMT+8', 'Asia/Shanghai ', 'CST'])(
-    'refuses the time zone %p',
-    (zone) => expect(isTimeZone(zone)).toBe(false),
-  );
+  it('keeps the canonical form of the locale', () => {
+    expect(validateNewUser(request({ profile: { locale: 'pt-br' } })).locale).toBe('pt-BR');
+  });
 
   it('names the profile fields by their dotted path', () => {
     expect(

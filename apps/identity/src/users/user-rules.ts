@@ -1,45 +1,15 @@
 import { isRole, Role, ROLES } from '@acct/access-token';
-import { z } from 'zod';
+import { canonicalLocale, displayNameProblem, emailProblem, isTimeZone, passwordProblem } from '@acct/user-fields';
 
-import { passwordProblem } from '../passwords/password-policy';
-import { codePoints, FieldErrors, hasControlCharacters } from '../validation';
+import { FieldErrors } from '../validation';
 import { normalizePhone } from './phone';
 
-export const EMAIL_MAX_LENGTH = 254;
-/** RFC 5321 §4.5.3.1.1. */
-const EMAIL_LOCAL_PART_MAX_LENGTH = 64;
-export const DISPLAY_NAME_MAX_LENGTH = 64;
 export const DEFAULT_ROLES: readonly Role[] = ['member'];
 export const DEFAULT_LOCALE = 'zh-CN';
 export const DEFAULT_TIME_ZONE = 'Asia/Shanghai';
 
-/** The address syntax the gateway accepts too (zod's), so both edges agree on what an e-mail is. */
-const EMAIL_SYNTAX = z.regexes.email;
-/** A BCP 47 tag's shape: a 2–8 letter language, then subtags (`zh-CN`, `zh-Hant-TW`, `en-u-ca-gregory`). */
-const LANGUAGE_TAG_SHAPE = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/;
-/** An IANA `Area/Location` name: every part starts with a capital (`America/Port-au-Prince`, `Etc/GMT+5`). */
-const IANA_ZONE_SHAPE = /^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z][A-Za-z0-9_+-]*)+$/;
-
 /** The form of an e-mail that uniqueness is decided on (contract §3: case-insensitive). */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
-
-/** Contract §3: ≤ 254 characters and a valid address. `trimmed` is the e-mail after trimming. */
-export function emailProblem(trimmed: string): string | undefined {
-  if (trimmed.length === 0) return 'must not be empty';
-  if (trimmed.length > EMAIL_MAX_LENGTH) return `must be at most ${EMAIL_MAX_LENGTH} characters`;
-  if (!EMAIL_SYNTAX.test(trimmed) || trimmed.lastIndexOf('@') > EMAIL_LOCAL_PART_MAX_LENGTH) {
-    return 'must be a valid e-mail address';
-  }
-  return undefined;
-}
-
-/** Contract §3: 1–64 code points after trimming, no control characters. */
-export function displayNameProblem(trimmed: string): string | undefined {
-  if (trimmed.length === 0) return 'must not be empty';
-  if (codePoints(trimmed) > DISPLAY_NAME_MAX_LENGTH) return `must be at most ${DISPLAY_NAME_MAX_LENGTH} characters`;
-  if (hasControlCharacters(trimmed)) return 'must not contain control characters';
-  return undefined;
-}
 
 /** Contract §3: each role known, none twice. An empty list means "not given" (proto3 cannot tell). */
 export function checkRoles(roles: readonly string[], errors: FieldErrors): void {
@@ -47,35 +17,6 @@ export function checkRoles(roles: readonly string[], errors: FieldErrors): void 
     errors.check(`roles.${index}`, isRole(role) ? undefined : `must be one of ${ROLES.join(', ')}`),
   );
   errors.check('roles', new Set(roles).size === roles.length ? undefined : 'must not repeat a role');
-}
-
-/** The canonical form of a BCP 47 language tag (`zh-cn` → `zh-CN`), or undefined when it is not one. */
-export function canonicalLocale(tag: string): string | undefined {
-  if (!LANGUAGE_TAG_SHAPE.test(tag)) return undefined;
-  try {
-    const [canonical] = Intl.getCanonicalLocales(tag);
-    return canonical;
-  } catch {
-    return undefined;
-  }
-}
-
-let knownZones: ReadonlySet<string> | undefined;
-
-/**
- * An IANA time zone name: one that Intl lists, or `UTC`; or a current IANA name that this ICU knows
- * under an older alias (`Asia/Kolkata` is listed as `Asia/Calcutta`). Offsets such as `+08:00` are not names.
- */
-export function isTimeZone(name: string): boolean {
-  knownZones ??= new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
-  if (knownZones.has(name)) return true;
-  if (!IANA_ZONE_SHAPE.test(name)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** `CreateUser` as it arrives (transport-neutral). */

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/**
+ * The rules of a user's fields (contract §3) that the gateway and identity both apply: the gateway
+ * so that one answer names every failing field, identity because it is the owner of the data and
+ * other callers reach it too. Kept here once, so the two edges cannot drift apart.
+ */
+
+export const EMAIL_MAX_LENGTH = 254;
+/** RFC 5321 §4.5.3.1.1: the part before the last `@`. */
+export const EMAIL_LOCAL_PART_MAX_LENGTH = 64;
+export const DISPLAY_NAME_MAX_LENGTH = 64;
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 128;
+
+/** The address syntax both edges accept (zod's), so they agree on what an e-mail is. */
+const EMAIL_SYNTAX = z.regexes.email;
+/** A BCP 47 tag's shape: a 2–8 letter language, then subtags (`zh-CN`, `zh-Hant-TW`, `en-u-ca-gregory`). */
+const LANGUAGE_TAG_SHAPE = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/;
+/** An IANA `Area/Location` name: every part starts with a capital (`America/Port-au-Prince`, `Etc/GMT+5`). */
+const IANA_ZONE_SHAPE = /^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z][A-Za-z0-9_+-]*)+$/;
+
+/** Length in Unicode code points, not UTF-16 units: "🙂" is one character. */
+export const codePoints = (value: string): number => [...value].length;
+
+/** C0/C1 control characters, and lone surrogates (text that is not valid Unicode). */
+export const CONTROL_CHARACTERS = /[\p{Cc}\p{Cs}]/u;
+export const hasControlCharacters = (value: string): boolean => CONTROL_CHARACTERS.test(value);
+
+/** Whether `value` is valid Unicode text: no lone surrogate, which gRPC's UTF-8 would turn into U+FFFD. */
+export const isUnicodeText = (value: string): boolean => !/\p{Cs}/u.test(value);
+
+/** Contract §3: a valid address of at most 254 characters. `trimmed` is the e-mail after trimming. */
+export function emailProblem(trimmed: string): string | undefined {
+  if (trimmed.length === 0) return 'must not be empty';
+  if (trimmed.length > EMAIL_MAX_LENGTH) return `must be at most ${EMAIL_MAX_LENGTH} characters`;
+  if (!EMAIL_SYNTAX.test(trimmed) || trimmed.lastIndexOf('@') > EMAIL_LOCAL_PART_MAX_LENGTH) {
+    return 'must be a valid e-mail address';
+  }
+  return undefined;
+}
+
+/** Contract §3: 8–128 characters (code points), taken exactly as given: never trimmed. */
+export function passwordProblem(password: string): string | undefined {
+  const length = codePoints(password);
+  if (length < PASSWORD_MIN_LENGTH) return `must be at least ${PASSWORD_MIN_LENGTH} characters`;
+  if (length > PASSWORD_MAX_LENGTH) return `must be at most ${PASSWORD_MAX_LENGTH} characters`;
+  if (!isUnicodeText(password)) return 'must be valid Unicode text';
+  return undefined;
+}
+
+/** Contract §3: 1–64 code points after trimming, no control characters. */
+export function displayNameProblem(trimmed: string): string | undefined {
+  if (trimmed.length === 0) return 'must not be empty';
+  if (codePoints(trimmed) > DISPLAY_NAME_MAX_LENGTH) return `must be at most ${DISPLAY_NAME_MAX_LENGTH} characters`;
+  if (hasControlCharacters(trimmed)) return 'must not contain control characters';
+  return undefined;
+}
+
+/** The canonical form of a BCP 47 language tag (`zh-cn` → `zh-CN`), or undefined when it is not one. */
+export function canonicalLocale(tag: string): string | undefined {
+  if (!LANGUAGE_TAG_SHAPE.test(tag)) return undefined;
+  try {
+    const [canonical] = Intl.getCanonicalLocales(tag);
+    return canonical;
+  } catch {
+    return undefined;
+  }
+}
+
+let knownZones: ReadonlySet<string> | undefined;
+
+/**
+ * An IANA time zone name: one that Intl lists, or `UTC`; or a current IANA name that this ICU knows
+ * under an older alias (`Asia/Kolkata` is listed as `Asia/Calcutta`). Offsets such as `+08:00` are not
+ * names, and neither are `asia/shanghai`, `GMT` or `EST5EDT`, which Intl alone would take.
+ */
+export function isTimeZone(name: string): boolean {
+  knownZones ??= new Set([...Intl.supportedValuesOf('timeZone'), 'UTC']);
+  if (knownZones.has(name)) return true;
+  if (!IANA_ZONE_SHAPE.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A BCP 47 language tag that Intl understands (`zh-CN`, `en`, `pt-BR`). */
+export const isLanguageTag = (tag: string): boolean => canonicalLocale(tag) !== undefined;
