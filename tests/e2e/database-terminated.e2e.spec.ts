@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 
-import { ApiClient, expectProblem, newOrg, postgresServerUrl, TestStack, uniqueEmail, waitFor } from '@acct/testing';
+import {
+  Answer,
+  ApiClient,
+  expectProblem,
+  newOrg,
+  postgresServerUrl,
+  TestStack,
+  uniqueEmail,
+  waitFor,
+} from '@acct/testing';
 import pg from 'pg';
 
 /**
@@ -43,6 +52,30 @@ describe('a service whose Postgres connection is terminated mid-statement', () =
       { intervalMs: 20 },
     );
 
+  /**
+   * Sends `request` while a transaction of ours in the service's database holds what it needs (`hold`
+   * takes it), terminates the service's waiting connection, and expects the cut request's 503.
+   */
+  const expect503WhenCut = async (
+    variable: string,
+    hold: (locker: pg.Client) => Promise<unknown>,
+    request: () => Promise<Answer<unknown>>,
+  ) => {
+    const locker = await connect(variable);
+    try {
+      await locker.query('BEGIN');
+      await hold(locker);
+      const answer = request();
+      await terminateWaiting(variable);
+      const cut = await answer;
+      expectProblem(cut, 503, 'service_unavailable');
+      expect(Number(cut.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+  };
+
   beforeAll(async () => {
     stack = await TestStack.start({
       apps: ['identity', 'auth', 'platform', 'gateway'],
@@ -60,7 +93,6 @@ describe('a service whose Postgres connection is terminated mid-statement', () =
   });
 
   it('answers a user creation cut mid-transaction 503 with Retry-After, creates nothing, and the retry creates the user once', async () => {
-    const locker = await connect('IDENTITY_DATABASE_URL');
     const email = uniqueEmail('cut');
     const key = randomUUID();
     const create = () =>
@@ -69,19 +101,12 @@ describe('a service whose Postgres connection is terminated mid-statement', () =
         { email, display_name: 'Cut', send_activation: false },
         { headers: { 'idempotency-key': key } },
       );
-    try {
-      // The creation's transaction begins with the org's Users-quota lock: held here, it waits there.
-      await locker.query('BEGIN');
-      await locker.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`users-quota:${org.org_id}`]);
-      const answer = create();
-      await terminateWaiting('IDENTITY_DATABASE_URL');
-      const cut = await answer;
-      expectProblem(cut, 503, 'service_unavailable');
-      expect(Number(cut.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    } finally {
-      await locker.query('ROLLBACK').catch(() => undefined);
-      await locker.end();
-    }
+    // The creation's transaction begins with the org's Users-quota lock: held here, it waits there.
+    await expect503WhenCut(
+      'IDENTITY_DATABASE_URL',
+      (locker) => locker.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`users-quota:${org.org_id}`]),
+      create,
+    );
     const listed = await api.call<{ items: Array<{ email: string }> }>(`/v2/users?q=${encodeURIComponent(email)}`, {
       token: org.admin.access_token,
     });
@@ -96,27 +121,20 @@ describe('a service whose Postgres connection is terminated mid-statement', () =
   });
 
   it('answers a password grant cut mid-statement 503 with Retry-After, and the next one is served', async () => {
-    const locker = await connect('AUTH_DATABASE_URL');
     const ip = '192.0.2.57';
     const grant = () =>
       api.tokenRequest({ grant_type: 'password', username: org.adminEmail, password: org.adminPassword }, { ip });
-    try {
-      // The login's first statement upserts its (user, IP) lockout row: a row inserted here and not yet
-      // committed makes it wait.
-      await locker.query('BEGIN');
-      await locker.query(
-        `INSERT INTO login_throttles (username, client_ip, attempts, window_started_at) VALUES ($1, $2, 0, now())`,
-        [`user:${org.admin_user_id}`, ip],
-      );
-      const answer = grant();
-      await terminateWaiting('AUTH_DATABASE_URL');
-      const cut = await answer;
-      expectProblem(cut, 503, 'service_unavailable');
-      expect(Number(cut.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    } finally {
-      await locker.query('ROLLBACK').catch(() => undefined);
-      await locker.end();
-    }
+    // The login's first statement upserts its (user, IP) lockout row: a row inserted here and not yet
+    // committed makes it wait.
+    await expect503WhenCut(
+      'AUTH_DATABASE_URL',
+      (locker) =>
+        locker.query(
+          `INSERT INTO login_throttles (username, client_ip, attempts, window_started_at) VALUES ($1, $2, 0, now())`,
+          [`user:${org.admin_user_id}`, ip],
+        ),
+      grant,
+    );
     expect((await grant()).status).toBe(200);
   });
 });

@@ -12,6 +12,16 @@ import { Introspection, introspection, introspectionRequest, revocationRequest }
 
 const FIELDS = ['token', 'token_type_hint'] as const;
 
+/** What revocation and introspection answer besides their result: the same client request, refused. */
+const CLIENT_REQUEST_PROBLEMS = [
+  'malformed_body',
+  'invalid_request',
+  'invalid_client',
+  'payload_too_large',
+  'unsupported_media_type',
+  'service_unavailable',
+] as const;
+
 /** The request's token and client, as auth's RevokeToken and IntrospectToken take them. */
 function tokenRequest(request: FastifyRequest) {
   const parameters = clientRequestParameters(request, FIELDS);
@@ -66,14 +76,7 @@ export class TokenRevocationController {
   })
   @ApiJsonBody(revocationRequest, { formEncoded: true })
   @ApiResponse({ status: 200, description: 'Revoked (or nothing to revoke); an empty body.' })
-  @ApiProblems(
-    'malformed_body',
-    'invalid_request',
-    'invalid_client',
-    'payload_too_large',
-    'unsupported_media_type',
-    'service_unavailable',
-  )
+  @ApiProblems(...CLIENT_REQUEST_PROBLEMS)
   async revoke(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     await this.auth.call('revokeToken', tokenRequest(request));
     return reply.status(200).header('Cache-Control', 'no-store').send();
@@ -91,14 +94,7 @@ export class TokenRevocationController {
   @ApiJsonResponse(200, 'Whether the token is active, and if so what it carries.', introspection, {
     'Cache-Control': header('`no-store`'),
   })
-  @ApiProblems(
-    'malformed_body',
-    'invalid_request',
-    'invalid_client',
-    'payload_too_large',
-    'unsupported_media_type',
-    'service_unavailable',
-  )
+  @ApiProblems(...CLIENT_REQUEST_PROBLEMS)
   async introspect(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const answer = await this.auth.call('introspectToken', tokenRequest(request));
     void reply.header('Cache-Control', 'no-store');
