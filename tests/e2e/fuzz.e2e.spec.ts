@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
 
@@ -15,6 +16,8 @@ interface RawRequest {
   target: string;
   headers?: Array<[string, string]>;
   body?: string | Buffer;
+  /** The local address to send from (a loopback address of the test's own, for a per-IP bucket of its own). */
+  from?: string;
 }
 
 /**
@@ -43,6 +46,9 @@ async function check<Ts extends [unknown, ...unknown[]]>(
   }
 }
 
+/** A loopback address no other test sends from (127.0.0.0/8 is all local): a per-IP bucket of its own. */
+const loopbackAddress = () => `127.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
 /**
  * One HTTP/1.1 exchange over a raw socket, so request lines, header bytes and bodies reach the gateway
  * exactly as generated (fetch would normalise paths and refuse odd header values). Like a keep-alive
@@ -50,9 +56,9 @@ async function check<Ts extends [unknown, ...unknown[]]>(
  * (401, 413) then discards the rest instead of resetting the connection under an unread answer. The
  * exchange ends when the answer is complete (or the server closes).
  */
-function raw(port: number, { method, target, headers = [], body }: RawRequest): Promise<RawAnswer> {
+function raw(port: number, { method, target, headers = [], body, from }: RawRequest): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress: from });
     const chunks: Buffer[] = [];
     const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
     const lines = [`${method} ${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`];
@@ -164,11 +170,10 @@ function dechunk(data: Buffer): Buffer {
 function expectWellFormed(answer: RawAnswer, sent: RawRequest) {
   const context = `${sent.method} ${sent.target.slice(0, 300)} → ${answer.status} ${answer.body.slice(0, 500)}`;
   if (answer.status >= 500) throw new Error(`5xx for ${context}`);
-  // Every answer counts in a rate-limit group and says so, except what Node's HTTP parser refuses
-  // before any code runs (400/408/431 and the connection closed, see README "Hostile input").
-  const refusedByParser = [400, 408, 431].includes(answer.status) && answer.headers.connection === 'close';
+  // Every answer counts in a rate-limit group and says so (contract §2), also what Node's HTTP parser
+  // refuses before any route (see README "Hostile input").
   const limitHeaders = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
-  if (!refusedByParser && !limitHeaders.every((name) => /^\d+$/.test(answer.headers[name] ?? ''))) {
+  if (!limitHeaders.every((name) => /^\d+$/.test(answer.headers[name] ?? ''))) {
     throw new Error(`no X-RateLimit-* headers for ${context}`);
   }
   if (answer.status < 300) return;
@@ -1227,9 +1232,12 @@ describe('fuzzing every public endpoint', () => {
       { status: 404, method: 'GET', target: '/v2/users/%' },
       { status: 404, method: 'GET', target: `/v2/users/${'a'.repeat(5000)}` },
     ];
+    // From a loopback address of this test's own: the refusals count in its `default` bucket.
+    const from = loopbackAddress();
     for (const { status, ...sent } of cases) {
       const answer = await send({
         ...sent,
+        from,
         headers: [...(sent.headers ?? []), ['Authorization', `Bearer ${adminToken}`]],
       });
       expect({ sent: `${sent.method} ${sent.target.slice(0, 40)}`, status: answer.status }).toEqual({
@@ -1238,5 +1246,33 @@ describe('fuzzing every public endpoint', () => {
       });
       if (status !== 404) expect(answer.headers.connection).toBe('close');
     }
+  });
+
+  it("counts what Node's HTTP parser refuses in the peer's default bucket, and answers 429 once it is empty", async () => {
+    const from = loopbackAddress();
+    const broken = (): RawRequest => ({
+      method: 'GET',
+      target: '/v2/system/health',
+      headers: [['X-Request-Id', 'a\u0001b']],
+      from,
+    });
+    const first = await send(broken());
+    expect(first.status).toBe(400);
+    const limit = Number(first.headers['x-ratelimit-limit']);
+    expect(limit).toBeGreaterThan(1);
+    expect(Number(first.headers['x-ratelimit-remaining'])).toBe(limit - 1);
+    expect(Number(first.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000));
+    // The bucket refills while the rest are sent: a few more than its capacity empty it.
+    let refused: RawAnswer | undefined;
+    for (let sent = 1; sent < limit * 2 && !refused; sent += 1) {
+      const answer = await send(broken());
+      if (answer.status === 429) refused = answer;
+      else expect(answer.status).toBe(400);
+    }
+    expect(refused).toBeDefined();
+    expect(JSON.parse(refused!.body)).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(Number(refused!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused!.headers['x-ratelimit-remaining']).toBe('0');
+    expect(refused!.headers.connection).toBe('close');
   });
 });

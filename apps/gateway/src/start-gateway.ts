@@ -24,7 +24,7 @@ import { GatewayModule } from './gateway.module';
 import { answeredProbe } from './health/answered-probe';
 import { HealthReporter } from './health/health-reporter';
 import { refuseControlCharacters } from './http/control-characters';
-import { clientError, frameworkError, LimitRequest } from './http/framework-errors';
+import { clientError, frameworkError, LimitPeer, LimitRequest } from './http/framework-errors';
 import { sendProblem } from './http/problem';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared } from './http/route-declarations';
@@ -55,7 +55,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const registry = createMetricsRegistry('gateway');
   const routes = new RouteTable();
   // The rate-limit hook, for requests Fastify refuses before any hook: known once the app is built.
-  const late: { limitRequest?: LimitRequest } = {};
+  const late: { limitRequest?: LimitRequest; limitPeer?: LimitPeer } = {};
   // Set once drain began: a request that still arrives then is refused (see the hook below).
   let closing = false;
 
@@ -69,7 +69,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     return503OnClosing: false,
     // Requests Fastify or Node refuse before any route runs are problem documents too (contract §1).
     frameworkErrors: frameworkError(() => late.limitRequest),
-    clientErrorHandler: clientError,
+    clientErrorHandler: clientError(() => late.limitPeer),
   });
   const fastify = adapter.getInstance();
   // First: every later hook, the controllers and the error filter log with the request's id.
@@ -116,6 +116,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   fastify.addHook('onRequest', (request, reply) => authenticate.handle(request, reply));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
   late.limitRequest = (request, reply) => rateLimits.handle(request, reply);
+  late.limitPeer = (address) => rateLimits.limitPeer(address);
   // A request that arrives on a connection still open while the gateway drains (its headers were on
   // their way, or it was pipelined) is refused as contract §1's 503, with its request id, the
   // rate-limit headers and Retry-After; Fastify adds `Connection: close`.

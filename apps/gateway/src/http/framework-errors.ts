@@ -36,36 +36,65 @@ export const frameworkError =
   };
 
 /**
+ * The rate limit of a peer whose bytes Node's HTTP parser refused (`RateLimitHook.limitPeer`): the
+ * headers its answer carries, and the 429 to answer instead when its bucket is empty.
+ */
+export type LimitPeer = (
+  remoteAddress: string | undefined,
+) => Promise<{ headers: Array<[string, string]>; refusal?: DomainError }>;
+
+/** Sockets whose refusal is being answered: Node reports a parser error again for each later chunk. */
+const answering = new WeakSet<Socket>();
+
+/**
  * Node's HTTP parser refuses requests that are not HTTP/1.1 at all (control characters in a header,
  * a bad request line, conflicting Content-Length and Transfer-Encoding, headers over the size limit,
  * a request too slow to arrive). There is no request object to hand to Nest, so the problem document
- * is written to the socket directly, which is then closed, as Node does.
+ * is written to the socket directly, which is then closed, as Node does. Like every answer it counts
+ * in the `default` group, per the socket's address (no header was read, so no forwarded one), and
+ * carries the rate-limit headers; an empty bucket makes it a 429. Without a limiter answer it is sent
+ * without them.
  */
-export function clientError(error: Error & { code?: string }, socket: Socket) {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const problem = problemOfClientError(error.code);
-  if (socket.writable) {
-    const requestId = randomUUID();
-    const body = JSON.stringify(toProblemDocument(problem, requestId));
-    socket.write(
-      [
-        `HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status] ?? 'Bad Request'}`,
-        `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        'Cache-Control: no-store',
-        `X-Request-Id: ${requestId}`,
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n'),
-    );
-  }
-  socket.destroy(error);
+export const clientError =
+  (limit: () => LimitPeer | undefined) =>
+  (error: Error & { code?: string }, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
+    answering.add(socket);
+    socket.pause();
+    const limited = limit()?.(socket.remoteAddress) ?? Promise.resolve(undefined);
+    void limited
+      .catch(() => undefined)
+      .then((outcome) => {
+        if (socket.writable) {
+          const problem = outcome?.refusal ?? problemOfClientError(error.code);
+          socket.write(rawProblem(problem, outcome?.headers ?? []));
+        }
+        socket.destroy(error);
+      });
+  };
+
+/** A whole HTTP/1.1 answer carrying `problem`, for a socket no response object exists for. */
+function rawProblem(problem: DomainError, headers: Array<[string, string]>): string {
+  const requestId = randomUUID();
+  const body = JSON.stringify(toProblemDocument(problem, requestId));
+  return [
+    `HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status] ?? 'Bad Request'}`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Cache-Control: no-store',
+    `X-Request-Id: ${requestId}`,
+    ...headers.map(([name, value]) => `${name}: ${value}`),
+    ...(problem.options.retryAfter === undefined ? [] : [`Retry-After: ${problem.options.retryAfter}`]),
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
 }
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   408: 'Request Timeout',
+  429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
 };
 

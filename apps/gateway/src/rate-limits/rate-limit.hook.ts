@@ -1,4 +1,11 @@
-import { API_QUOTA_EXEMPT_GROUPS, OAUTH_GROUP, secondsUntilUtcMidnight, STANDARD_TIERS } from '@acct/limits';
+import {
+  addressKey,
+  API_QUOTA_EXEMPT_GROUPS,
+  canonicalAddress,
+  OAUTH_GROUP,
+  secondsUntilUtcMidnight,
+  STANDARD_TIERS,
+} from '@acct/limits';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -28,6 +35,28 @@ export class RateLimitHook {
     @Inject(RATE_LIMITER) private readonly limiter: RateLimiter,
     @Inject(API_USAGE) private readonly usage: ApiUsageCounter,
   ) {}
+
+  /**
+   * Takes a token from the `default` group's bucket of a peer whose bytes Node's HTTP parser refused:
+   * no request, route or token exists, and only the socket's address is known. The answer carries the
+   * rate-limit headers (contract §2: every response) and, when the bucket is empty, is a 429.
+   */
+  async limitPeer(
+    remoteAddress: string | undefined,
+  ): Promise<{ headers: Array<[string, string]>; refusal?: DomainError }> {
+    const tier = (await this.tiers.limitsOf(undefined)).tiers.find((candidate) => candidate.group === 'default') ?? {
+      ...STANDARD_TIERS.at(-1)!,
+      group: 'default',
+    };
+    const decision = await this.limiter.take(
+      tier,
+      `ip:${addressKey(canonicalAddress(remoteAddress ?? '') ?? 'unknown')}`,
+    );
+    return {
+      headers: rateLimitHeaders(tier.group, decision),
+      refusal: decision.allowed ? undefined : rateLimited(tier.group, decision),
+    };
+  }
 
   async handle(request: FastifyRequest, reply: FastifyReply) {
     const group = request.routeOptions?.config?.rateLimitGroup ?? 'default';
@@ -60,33 +89,34 @@ export class RateLimitHook {
         }),
       );
     }
-    if (!decision.allowed) {
-      const detail = `Too many requests in the ${tier.group} group; retry later.`;
-      return sendProblem(
-        request,
-        reply,
-        new DomainError('rate_limited', detail, {
-          retryAfter: Math.max(1, Math.ceil(decision.msUntilToken / 1000)),
-          // The token endpoint's errors carry RFC 6749 §5.2's members too (contract §4: 429 rate_limited).
-          ...(tier.group === OAUTH_GROUP ? { extensions: { error: 'rate_limited', error_description: detail } } : {}),
-        }),
-      );
-    }
+    if (!decision.allowed) return sendProblem(request, reply, rateLimited(tier.group, decision));
   }
 }
 
+/** The 429 of an empty bucket, with Retry-After: the seconds until its next token. */
+function rateLimited(group: string, decision: RateLimitDecision): DomainError {
+  const detail = `Too many requests in the ${group} group; retry later.`;
+  return new DomainError('rate_limited', detail, {
+    retryAfter: Math.max(1, Math.ceil(decision.msUntilToken / 1000)),
+    // The token endpoint's errors carry RFC 6749 §5.2's members too (contract §4: 429 rate_limited).
+    ...(group === OAUTH_GROUP ? { extensions: { error: 'rate_limited', error_description: detail } } : {}),
+  });
+}
+
 /** Contract §2's X-RateLimit-* headers, and the IETF draft's RateLimit-Policy / RateLimit beside them. */
-export function setRateLimitHeaders(reply: FastifyReply, group: string, decision: RateLimitDecision) {
+export function rateLimitHeaders(group: string, decision: RateLimitDecision): Array<[string, string]> {
   const limit = Math.floor(decision.capacity);
   const resetAt = Math.ceil((decision.now + decision.msUntilFull) / 1000);
   const windowSeconds = Math.max(1, Math.ceil(decision.windowMs / 1000));
-  void reply
-    .header('X-RateLimit-Limit', String(limit))
-    .header('X-RateLimit-Remaining', String(decision.remaining))
-    .header('X-RateLimit-Reset', String(resetAt))
-    .header('RateLimit-Policy', `"${group}";q=${limit};w=${windowSeconds}`)
-    .header(
-      'RateLimit',
-      `"${group}";r=${decision.remaining};t=${Math.max(0, Math.ceil(decision.msUntilToken / 1000))}`,
-    );
+  return [
+    ['X-RateLimit-Limit', String(limit)],
+    ['X-RateLimit-Remaining', String(decision.remaining)],
+    ['X-RateLimit-Reset', String(resetAt)],
+    ['RateLimit-Policy', `"${group}";q=${limit};w=${windowSeconds}`],
+    ['RateLimit', `"${group}";r=${decision.remaining};t=${Math.max(0, Math.ceil(decision.msUntilToken / 1000))}`],
+  ];
+}
+
+export function setRateLimitHeaders(reply: FastifyReply, group: string, decision: RateLimitDecision) {
+  for (const [name, value] of rateLimitHeaders(group, decision)) void reply.header(name, value);
 }
