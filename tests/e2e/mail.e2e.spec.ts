@@ -257,4 +257,21 @@ describe('activation e-mail', () => {
     await settle();
     for (const address of addresses) expect(smtp.to(address)).toHaveLength(1);
   });
+
+  it('sends a mail once when the mailer is stopped while the SMTP server is still confirming it', async () => {
+    const address = email('slow-confirm');
+    smtp.confirmAfter(4000);
+    try {
+      expect((await createUser({ email: address, display_name: 'Slow' })).status).toBe(201);
+      await waitFor('the mail at the SMTP server', () => (smtp.to(address).length > 0 ? true : undefined));
+      // SIGTERM, as Kubernetes stops a pod: the server has the mail and answers 4 s later.
+      expect(await stack.terminateApp('mailer')).toEqual({ code: 0, signal: null });
+    } finally {
+      smtp.confirmAfter(0);
+    }
+    await stack.startApp('mailer');
+    // Past the consumer's ack wait (30 s): an event left unacknowledged is redelivered by then.
+    await new Promise((resolve) => setTimeout(resolve, 35_000));
+    expect(smtp.to(address)).toHaveLength(1);
+  }, 90_000);
 });

@@ -173,4 +173,19 @@ describe('quotas', () => {
       entry((await quota()).body, 'Egress traffic').used === 7 ? true : undefined,
     );
   });
+
+  it('rejects once, and never redelivers, a usage event the database cannot store (a NUL in org_id)', async () => {
+    const jsm = await nats.jetstreamManager();
+    const consumer = () => jsm.consumers.info('PLATFORM_USAGE', 'platform-usage');
+    await publishUsage({ org_id: 'poison\u0000org', dimension: 'network', name: 'Egress traffic', used: 1 });
+    await publishUsage({ org_id: org.org_id, dimension: 'network', name: 'Egress traffic', used: 8 });
+    await waitFor('egress applied', async () =>
+      entry((await quota()).body, 'Egress traffic').used === 8 ? true : undefined,
+    );
+    // Retried every second it would still be pending, redelivered again and again.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const info = await consumer();
+    expect(info.num_ack_pending).toBe(0);
+    expect(info.num_redelivered).toBe(0);
+  });
 });

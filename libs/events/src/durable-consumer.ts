@@ -7,6 +7,11 @@ import { ensureStream } from './streams';
 const ACK_WAIT_MS = 30_000;
 /** How long one pull for the next message waits before asking again. */
 const NEXT_EXPIRES_MS = 5_000;
+/**
+ * How long a stop waits for the message in hand to be handled and acknowledged before it closes the
+ * connection: within the processes' 20 s shutdown grace, and longer than an SMTP send may take.
+ */
+const STOP_GRACE_MS = 15_000;
 
 /** `retryInMs`: redelivered after that delay (a consumer's own back-off). */
 export type Outcome = 'ack' | 'retry' | 'reject' | { retryInMs: number };
@@ -35,6 +40,8 @@ export class DurableConsumer {
   private connection?: NatsConnection;
   private stopped = false;
   private loop?: Promise<void>;
+  /** The message being handled now, until it is acknowledged (or given back). */
+  private inFlight?: Promise<void>;
 
   constructor(private readonly options: DurableConsumerOptions) {}
 
@@ -44,6 +51,14 @@ export class DurableConsumer {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // The message in hand is finished and acknowledged on the open connection first: cut off, it would
+    // be redelivered and handled again (a mail the SMTP server had already taken sent twice).
+    if (this.inFlight) {
+      await Promise.race([
+        this.inFlight.catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref()),
+      ]);
+    }
     await this.connection?.drain().catch(() => undefined);
     // A loop still waiting for a broker that never came up is left to the process's exit.
     await Promise.race([this.loop, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
@@ -91,7 +106,18 @@ export class DurableConsumer {
     // client-side batch would run out its ack wait there and be handled by another instance as well.
     while (!this.stopped) {
       const message = await consumer.next({ expires: NEXT_EXPIRES_MS });
-      if (message) await this.process(message);
+      if (!message) continue;
+      // Fetched as the stop began: given back at once, for another instance (or the next start).
+      if (this.stopped) {
+        message.nak();
+        break;
+      }
+      this.inFlight = this.process(message);
+      try {
+        await this.inFlight;
+      } finally {
+        this.inFlight = undefined;
+      }
     }
   }
 

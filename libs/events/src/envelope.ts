@@ -37,7 +37,13 @@ export const usageReported = envelope(
   USAGE_REPORTED,
   z
     .object({
-      org_id: z.string().min(1).max(64),
+      // No control character: never part of an org id, and Postgres cannot store a NUL, so such a report
+      // could never be applied (it was retried every second, for ever) and is refused instead.
+      org_id: z
+        .string()
+        .min(1)
+        .max(64)
+        .regex(/^\P{Cc}*$/u, 'must not contain control characters'),
       dimension: z.enum(['compute', 'storage', 'network']),
       name: z.string().min(1),
       used: z.number().finite().nonnegative(),

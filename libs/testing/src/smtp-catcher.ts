@@ -36,6 +36,7 @@ export class SmtpCatcher {
     /** Every `RCPT TO` seen, in order, with its answer. */
     readonly attempts: SmtpAttempt[],
     private readonly refusals: Map<string, { refusal: SmtpRefusal; remaining: number }>,
+    private readonly acceptance: { delayMs: number },
   ) {}
 
   static async start(): Promise<SmtpCatcher> {
@@ -43,6 +44,7 @@ export class SmtpCatcher {
     const messages: CaughtMail[] = [];
     const attempts: SmtpAttempt[] = [];
     const refusals = new Map<string, { refusal: SmtpRefusal; remaining: number }>();
+    const acceptance = { delayMs: 0 };
     const answerFor = (address: string): SmtpAttempt['answer'] => {
       const rule = refusals.get(address.toLowerCase());
       if (!rule || rule.remaining <= 0) return 'accepted';
@@ -82,12 +84,13 @@ export class SmtpCatcher {
               messageId: parsed.messageId ?? '',
               receivedAt: Date.now(),
             });
-            callback();
+            // The message is kept (it will be delivered) before the client hears so, as a slow relay's is.
+            setTimeout(() => callback(), acceptance.delayMs);
           })
           .catch((error: Error) => callback(error));
       },
     });
-    const catcher = new SmtpCatcher(port, server, messages, attempts, refusals);
+    const catcher = new SmtpCatcher(port, server, messages, attempts, refusals, acceptance);
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     return catcher;
   }
@@ -99,6 +102,14 @@ export class SmtpCatcher {
   /** Answers the next `times` attempts to deliver to `address` with `refusal` (all of them by default). */
   refuse(address: string, refusal: SmtpRefusal, times = Number.POSITIVE_INFINITY): void {
     this.refusals.set(address.toLowerCase(), { refusal, remaining: times });
+  }
+
+  /**
+   * Keeps every message it receives from now on at once but sends its `250` only `delayMs` later (a
+   * relay slow to confirm): a client that goes away meanwhile has had its mail delivered all the same.
+   */
+  confirmAfter(delayMs: number): void {
+    this.acceptance.delayMs = delayMs;
   }
 
   to(address: string): CaughtMail[] {

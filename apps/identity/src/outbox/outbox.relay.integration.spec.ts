@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
-import { USER_DELETED } from '@acct/events';
-import { waitFor } from '@acct/testing';
+import { STREAMS, USER_CREATED, USER_DELETED } from '@acct/events';
+import { DedicatedServer, waitFor } from '@acct/testing';
+import { AckPolicy, connect, DeliverPolicy } from 'nats';
 import { Registry } from 'prom-client';
 
 import { IdentityConfig, loadIdentityConfig } from '../config';
@@ -61,4 +65,100 @@ describe('OutboxRelay (real Postgres and NATS)', () => {
       await relay.onModuleDestroy();
     }
   });
+});
+
+/**
+ * Two identity instances each run a relay: after a NATS outage both find the backlog at once. The
+ * stream must still hold the events in the order they happened: the platform counts an org's Users
+ * from `identity.user.created` and `.deleted` in stream order, and a deletion read before its creation
+ * is lost (the count never goes below zero) while the creation is counted, for good.
+ */
+describe('OutboxRelay, two instances (real Postgres, a NATS of its own)', () => {
+  let database: SpecDatabase;
+  let nats: DedicatedServer;
+  let natsDir: string;
+  let prisma: PrismaService;
+  let outbox: OutboxRepository;
+  let config: IdentityConfig;
+
+  beforeAll(async () => {
+    natsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-order-nats-'));
+    [database, nats] = await Promise.all([createSpecDatabase(), DedicatedServer.nats(natsDir)]);
+    config = loadIdentityConfig({ IDENTITY_DATABASE_URL: database.url, NATS_URL: nats.url, LOG_LEVEL: 'silent' });
+    prisma = new PrismaService(config);
+    outbox = new OutboxRepository(prisma);
+  });
+
+  afterAll(async () => {
+    await prisma?.$disconnect();
+    await Promise.all([database?.drop(), nats?.stop()]);
+    fs.rmSync(natsDir, { recursive: true, force: true });
+  });
+
+  /** The ids of the stream's messages, in stream order. */
+  async function streamOrder(count: number): Promise<string[]> {
+    const connection = await connect({ servers: nats.url });
+    try {
+      const jsm = await connection.jetstreamManager();
+      await jsm.consumers.add(STREAMS.identity.name, {
+        durable_name: 'order-check',
+        ack_policy: AckPolicy.None,
+        deliver_policy: DeliverPolicy.All,
+      });
+      const consumer = await connection.jetstream().consumers.get(STREAMS.identity.name, 'order-check');
+      const ids: string[] = [];
+      const messages = await consumer.fetch({ max_messages: count, expires: 5000 });
+      for await (const message of messages) ids.push(message.json<{ id: string }>().id);
+      return ids;
+    } finally {
+      await connection.close();
+    }
+  }
+
+  it('publishes a backlog in the order it was written, also when both relays take it up at once', async () => {
+    const base = Date.now() - 60_000;
+    const written: string[] = [];
+    const orgId = randomUUID();
+    // A backlog of two batches and more; a user created at the end of the first and deleted right after.
+    const deletedUser = randomUUID();
+    for (let index = 0; index < 120; index += 1) {
+      const at = new Date(base + index * 10);
+      const userId = index === 49 || index === 50 ? deletedUser : randomUUID();
+      written.push(
+        index === 50
+          ? await outbox.append(
+              prisma,
+              USER_DELETED,
+              { user_id: userId, org_id: orgId, occurred_at: at.toISOString() },
+              at,
+            )
+          : await outbox.append(
+              prisma,
+              USER_CREATED,
+              {
+                user_id: userId,
+                org_id: orgId,
+                email: `u${index}@order.test`,
+                display_name: 'U',
+                locale: 'en',
+                send_activation: false,
+              },
+              at,
+            ),
+      );
+    }
+    const relays = [1, 2].map(() => new OutboxRelay(outbox, new Transactions(prisma), config, new Registry()));
+    try {
+      // Both instances' loops wake up together (the broker is back): each publishes what it finds.
+      await Promise.all(
+        relays.map(async (relay) => {
+          while ((await relay.publishBatch()) > 0);
+        }),
+      );
+      expect(await outbox.hasPending()).toBe(false);
+      expect(await streamOrder(written.length)).toEqual(written);
+    } finally {
+      for (const relay of relays) await relay.onModuleDestroy();
+    }
+  }, 60_000);
 });

@@ -94,6 +94,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
 
   async publishBatch(): Promise<number> {
     return this.transactions.run(async (db) => {
+      // One relay at a time across instances, so the stream keeps the outbox's order.
+      await this.outbox.lockForPublishing(db);
       const rows = await this.outbox.lockBatch(db, BATCH);
       for (const row of rows) {
         await this.publisher.publish(row.type, JSON.stringify(row.payload), row.id);

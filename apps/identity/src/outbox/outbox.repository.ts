@@ -49,6 +49,16 @@ export class OutboxRepository {
     return id;
   }
 
+  /**
+   * Makes this transaction the only one publishing until it ends: the relays of other instances wait
+   * for it instead of taking the batch after its (SKIP LOCKED) and publishing both at once, which
+   * would put the stream out of the order the events happened in (a user's deletion before its
+   * creation, for the platform's Users count).
+   */
+  async lockForPublishing(db: Prisma.TransactionClient): Promise<void> {
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('identity-outbox-relay'))`;
+  }
+
   /** The oldest unpublished events, locked for this relay (other instances skip them). */
   lockBatch(db: Prisma.TransactionClient, limit: number): Promise<OutboxRow[]> {
     return db.$queryRaw<OutboxRow[]>`

@@ -55,7 +55,8 @@ interface MailJob {
  * accepted it, with the one-time token left out), or the record of a mail given up as undeliverable.
  * Once the mail is out, writing the copy is retried (the message kept in progress) until the store
  * answers, so an object-storage outage delays the record but never repeats the mail; only a crash
- * (or a shutdown) before the copy is written can. Events that need no mail are acked.
+ * (or a stop that outlasts the consumer's stop grace) before the copy is written can. Events that
+ * need no mail are acked.
  *
  * A failed attempt is classified (delivery-policy.ts): a permanent SMTP refusal is recorded as
  * undeliverable and acked at once; anything else is retried with exponential back-off and jitter

@@ -115,4 +115,12 @@ describe('UsageReportedConsumer and UserCountConsumer', () => {
     await expect(usage.handle(message(USAGE_REPORTED, event(USAGE_REPORTED, negative)))).resolves.toBe('reject');
     expect(applied).toEqual([]);
   });
+
+  it('rejects a usage report whose org_id holds a control character (Postgres cannot store a NUL: retried for ever)', async () => {
+    for (const orgId of ['org\u0000-1', 'org-1\n', '\u0085org']) {
+      const report = { org_id: orgId, dimension: 'compute', name: 'vCPU cores', used: 1 };
+      await expect(usage.handle(message(USAGE_REPORTED, event(USAGE_REPORTED, report)))).resolves.toBe('reject');
+    }
+    expect(applied).toEqual([]);
+  });
 });
