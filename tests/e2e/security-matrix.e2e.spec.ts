@@ -125,7 +125,7 @@ const ENDPOINTS: Endpoint[] = [
     path: (org) => `/v2/users/${org.admin_user_id}/sessions`,
     scope: 'users:read',
     control: 200,
-    // Another org's admin: no such user; a client is no user and has no sessions.
+    // Another org's admin (a user or an admin client): no such user.
     crossOrg: { statuses: [404, 403] },
   },
   {

@@ -220,6 +220,11 @@ describe('admin-action audit (real Postgres)', () => {
     }
   });
 
+  it('refuses an admin’s token without users:read (insufficient_scope), whichever transport calls it', async () => {
+    const narrowed: Caller = { ...callerOf(['admin'], OTHER_ORG), scopes: new Set(['system:read']) };
+    await expect(audit.list(narrowed, 10, '')).rejects.toMatchObject({ code: 'insufficient_scope' });
+  });
+
   it('refuses a cursor it did not write and a limit outside 1–100', async () => {
     for (const cursor of ['nonsense', Buffer.from('["yesterday","x"]').toString('base64url')]) {
       await expect(audit.list(callerOf(['admin']), 10, cursor)).rejects.toMatchObject({ code: 'validation_failed' });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { Caller, requireRole } from '@acct/access-token';
+import { Caller, requireRole, requireScope, USERS_READ_SCOPE } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
 import { currentRequestId } from '@acct/observability';
@@ -95,6 +95,7 @@ export class AdminAudit {
 
   /** The caller's org's actions, newest first, one page; only for the org's admins. */
   async list(caller: Caller, limit: number, cursor: string): Promise<authV1.ListAdminAuditResponse> {
+    requireScope(caller, USERS_READ_SCOPE);
     requireRole(caller, 'admin', "Only the org's admins may read the audit.");
     const size = pageSize(limit);
     const rows = await this.repository.listForOrg(caller.orgId, decodeCursor(cursor), size + 1);

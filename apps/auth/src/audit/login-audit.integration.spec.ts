@@ -115,6 +115,13 @@ describe('login audit (real Postgres)', () => {
       code: 'forbidden',
     });
   });
+
+  it('refuses an admin’s token without users:read (insufficient_scope), whichever transport calls it', async () => {
+    const narrowed: Caller = { ...callerOf(['admin']), scopes: new Set(['system:read']) };
+    await expect(auth.harness.get(LoginAudit).list(narrowed, list({}))).rejects.toMatchObject({
+      code: 'insufficient_scope',
+    });
+  });
 });
 
 describe('login audit of refreshes (real Postgres)', () => {

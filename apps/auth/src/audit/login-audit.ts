@@ -1,4 +1,4 @@
-import { Caller, requireRole } from '@acct/access-token';
+import { Caller, requireRole, requireScope, USERS_READ_SCOPE } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
 import { DomainError, escapeControlCharacters } from '@acct/problem';
@@ -71,6 +71,7 @@ export class LoginAudit {
 
   /** The caller's org's entries, newest first, one page; only for callers holding the admin role. */
   async list(caller: Caller, request: authV1.ListLoginAuditRequest): Promise<authV1.ListLoginAuditResponse> {
+    requireScope(caller, USERS_READ_SCOPE);
     requireRole(caller, 'admin', "Only the org's admins may read the login audit.");
     const size = pageSize(request.limit);
     if (request.outcome && request.outcome !== 'success' && request.outcome !== 'failure') {

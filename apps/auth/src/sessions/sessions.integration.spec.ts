@@ -2,6 +2,7 @@ import { AccessTokenVerifier, Caller } from '@acct/access-token';
 import { ACCESS_TOKEN_VERIFIER } from '@acct/grpc';
 import { decodeJwt } from 'jose';
 
+import { ClientService } from '../clients/client.service';
 import { VerifiedUser } from '../identity/identity.client';
 import { AuthHarness } from '../test-support/auth-harness';
 import { passwordLogin } from '../test-support/login-requests';
@@ -142,6 +143,28 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
     harness.clock.advance(1000);
     expect(await accepted(viewers.accessToken)).toBe(false);
     expect(await sessions.list(admin.caller, admin.token, VIEWER.id)).toEqual([]);
+  });
+
+  it('lets an admin client of the org (client_credentials) list and end a user’s sessions, as it administers the user', async () => {
+    const { clientId, clientSecret } = await harness
+      .get(ClientService)
+      .create({ orgId: ORG, name: 'automation', scopes: ['users:read', 'users:write'], roles: ['admin'] });
+    const { accessToken } = await tokens.issue(
+      passwordLogin({ grantType: 'client_credentials', password: '', clientId, clientSecret }),
+    );
+    const client = { caller: await verifier.verify(accessToken), token: accessToken };
+    const kept = await login(VIEWER);
+    const ended = await login(VIEWER);
+
+    const listed = await sessions.list(client.caller, client.token, VIEWER.id);
+    expect(listed.map((session) => session.id)).toEqual(expect.arrayContaining([sidOf(kept), sidOf(ended)]));
+    await sessions.revoke(client.caller, client.token, VIEWER.id, sidOf(ended));
+    expect(await accepted(ended.accessToken)).toBe(false);
+    expect(await sessions.revokeAll(client.caller, client.token, VIEWER.id)).toBeGreaterThanOrEqual(1);
+    harness.clock.advance(1000);
+    expect(await accepted(kept.accessToken)).toBe(false);
+    // A client has no sessions of its own: `me` names nobody.
+    expect((await refusal(sessions.list(client.caller, client.token, 'me'))).code).toBe('forbidden');
   });
 
   it('lets a user end its own session via me', async () => {

@@ -14,11 +14,12 @@ const notFound = (what = 'user') => new DomainError('not_found', `No such ${what
 
 /**
  * A user's sessions (contract §7): its live refresh families, listed and revoked. The user itself
- * (`me`) may do this; anyone else must be an admin of the user's org with users:read (list) or
- * users:write (revoke). Whether another user is of the caller's org is identity's to say, asked with
- * the caller's own token: another org's user and an unknown one are both 404. Revoking goes through
- * RefreshTokenService, which also revokes the access tokens issued from the family (the one
- * revocation mechanism, within 1 s). Every revocation is written to the admin-action audit.
+ * (`me`) may do this; anyone else must be an admin of the user's org (a user, or a client with the
+ * admin role) with users:read (list) or users:write (revoke). Whether another user is of the
+ * caller's org is identity's to say, asked with the caller's own token: another org's user and an
+ * unknown one are both 404. Revoking goes through RefreshTokenService, which also revokes the
+ * access tokens issued from the family (the one revocation mechanism, within 1 s). Every revocation
+ * is written to the admin-action audit.
  */
 @Injectable()
 export class SessionsService {
@@ -66,9 +67,13 @@ export class SessionsService {
     return revoked;
   }
 
-  /** The user id the caller may act on, or the refusal. */
+  /**
+   * The user id the caller may act on, or the refusal. An admin client of the org (acting with its
+   * own roles, as it does for every other admin action of contract §7) administers users' sessions
+   * too; only `me` needs a user, since a client has no sessions of its own.
+   */
   private async target(caller: Caller, callerToken: string, userId: string, scope: string): Promise<string> {
-    requireUser(caller, 'Only users have sessions.');
+    if (userId === 'me') requireUser(caller, 'Only users have sessions: name the user by its id.');
     if (namesCaller(caller, userId)) return caller.subject;
     // Identity reads a UUID in any letter case; sessions and revocations are kept under the lower-case id.
     const id = userId.toLowerCase();

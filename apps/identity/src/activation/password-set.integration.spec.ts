@@ -3,6 +3,7 @@ import { PASSWORD_RESET_ISSUED } from '@acct/events';
 import { PrismaService } from '../prisma/prisma.service';
 import { domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from '../users/create-user.service';
+import { DeleteUserService } from '../users/delete-user.service';
 import { PasswordSetService } from './password-set.service';
 
 jest.setTimeout(120_000);
@@ -36,6 +37,49 @@ describe('password set (activation and reset links)', () => {
   afterAll(async () => {
     await identity?.close();
   });
+
+  /**
+   * Holds `lockStatement` in a transaction of its own until `release()`: the concurrent work that
+   * needs the same lock queues behind it, so a test decides the order in which two operations meet.
+   */
+  const holdLock = async (lockStatement: (db: PrismaService) => Promise<unknown>) => {
+    const prisma = identity.get(PrismaService);
+    let release = () => {};
+    let locked = () => {};
+    const held = new Promise<void>((resolve) => (locked = resolve));
+    const done = prisma.$transaction(
+      async (tx) => {
+        await lockStatement(tx as unknown as PrismaService);
+        locked();
+        await new Promise<void>((resolve) => (release = resolve));
+      },
+      { timeout: 60_000 },
+    );
+    await held;
+    return {
+      release: async () => {
+        release();
+        await done;
+      },
+    };
+  };
+  /** Resolves once `count` other statements of this database wait for a lock. */
+  const lockWaiters = async (count: number) => {
+    const prisma = identity.get(PrismaService);
+    for (let attempt = 0; attempt < 400; attempt += 1) {
+      const [{ waiting }] = await prisma.$queryRaw<{ waiting: number }[]>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      if (waiting >= count) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`fewer than ${count} statements waited for a lock`);
+  };
+  const settled = (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'done',
+      (error: unknown) => (error as { code?: string }).code ?? `unexpected: ${String(error)}`,
+    );
 
   it("replaces the user's older links with a new one, and leaves other users' links alone", async () => {
     const user = await newUser();
@@ -98,5 +142,34 @@ describe('password set (activation and reset links)', () => {
     await passwords.setPassword(await resetLink(user.id), 'first-password-1');
     const later = await resetLink(user.id);
     await expect(passwords.setPassword(later, 'second-password-1')).resolves.toMatchObject({ id: user.id });
+  });
+
+  it('gives no link for a user deleted while the link was being issued (404), and leaves none behind', async () => {
+    const user = await newUser();
+    // Hold the issuing lock so the reset stops after it found the user; the user is deleted meanwhile.
+    const issuing = await holdLock(
+      (db) => db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`password-set-tokens:${user.id}`}))`,
+    );
+    const reset = settled(passwords.requestReset(acme.admin, user.id, false));
+    await lockWaiters(1);
+    await identity.get(DeleteUserService).delete(acme.admin, user.id, []);
+    await issuing.release();
+
+    expect(await reset).toBe('not_found');
+    expect(await identity.get(PrismaService).passwordSetToken.count({ where: { userId: user.id } })).toBe(0);
+  });
+
+  it('lets a deletion and a use of the user’s link meet without a deadlock: the link is then refused (401)', async () => {
+    const user = await newUser();
+    const link = await resetLink(user.id);
+    // Both queue on the user's row: the deletion first, then the use of the link.
+    const row = await holdLock((db) => db.$queryRaw`SELECT id FROM users WHERE id = ${user.id}::uuid FOR UPDATE`);
+    const deletion = settled(identity.get(DeleteUserService).delete(acme.admin, user.id, []));
+    await lockWaiters(1);
+    const use = settled(passwords.setPassword(link, 'set-while-deleted-1'));
+    await lockWaiters(2);
+    await row.release();
+
+    expect({ deletion: await deletion, use: await use }).toEqual({ deletion: 'done', use: 'unauthenticated' });
   });
 });

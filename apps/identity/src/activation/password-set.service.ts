@@ -22,6 +22,8 @@ const invalidToken = () =>
     headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
   });
 
+const noSuchUser = () => new DomainError('not_found', 'No such user.');
+
 /**
  * Contract §3: activation and password reset. A password:set token is a one-time, 24-hour credential
  * for one user; using it sets the password, makes a `pending` user `active` (exactly once) and
@@ -55,6 +57,10 @@ export class PasswordSetService {
     if (!found || found.usedAt || found.expiresAt <= now) throw invalidToken();
     const passwordHash = await this.hasher.hash(password);
     const user = await this.transactions.run(async (db) => {
+      // The user's row before its tokens, in the order DeleteUser takes them: a deletion and a use of
+      // the user's link wait for each other instead of deadlocking, and a link whose user is gone is
+      // refused like any unknown link.
+      if (!(await this.credentials.lockUser(db, found.userId))) throw invalidToken();
       if (!(await this.tokens.consume(db, found.id, now))) throw invalidToken();
       await this.tokens.retireAllOf(db, found.userId, now);
       const { user, activated } = await this.credentials.setPassword(db, found.userId, passwordHash, now);
@@ -80,9 +86,12 @@ export class PasswordSetService {
   ): Promise<{ token: string; expiresAt: string }> {
     requireScope(caller, 'users:write');
     const user = await this.users.findInOrg(caller.orgId, userId);
-    if (!user) throw new DomainError('not_found', 'No such user.');
+    if (!user) throw noSuchUser();
     const issued = await this.transactions.run(async (db) => {
       await this.tokens.lockIssuing(db, user.id);
+      // The user locked, then its links replaced: a user deleted since it was read gets no link (the
+      // deletion took its links already), and a deletion that comes later waits and takes this one too.
+      if (!(await this.users.lockInOrg(db, caller.orgId, user.id))) throw noSuchUser();
       // Read once the lock is held: the link issued last is the newest, and its mail comes last.
       const now = this.clock.date();
       await this.tokens.retireAllOf(db, user.id, now);

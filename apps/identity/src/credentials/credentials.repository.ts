@@ -53,6 +53,15 @@ export class CredentialsRepository {
   }
 
   /**
+   * Locks the user's row until the transaction ends (`SELECT … FOR UPDATE`), by id in any org (a
+   * password:set token names only its user); false when there is no such user.
+   */
+  async lockUser(db: Db, userId: string): Promise<boolean> {
+    const locked = await db.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
+    return locked.length === 1;
+  }
+
+  /**
    * Sets a user's password; a `pending` user becomes `active` at `now` (exactly once: `activated`
    * says whether this call did it).
    */

@@ -219,6 +219,28 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect(await ids({ status: 'disabled', q: 'ada' })).toEqual([]);
     });
 
+    it('finds a display_name by itself, in any case, whatever letters it holds (İ, a final Σ)', async () => {
+      const search = await identity.seedOrg('search');
+      const named = async (displayName: string) => {
+        sequence += 1;
+        identity.clock.advance(1000);
+        const { user } = await creator.create(search.admin, {
+          email: `named${sequence}@search.example.com`,
+          displayName,
+          roles: [],
+          requestFingerprint: '',
+        });
+        return user.id;
+      };
+      const istanbul = await named('İstanbul Office');
+      const nikos = await named('ΝΙΚΟΣ Παπαδόπουλος');
+      const ids = async (q: string) => (await everyPage(search.admin, { q })).filter((id) => id !== search.adminUserId);
+      expect(await ids('İstanbul')).toEqual([istanbul]);
+      expect(await ids('office')).toEqual([istanbul]);
+      expect(await ids('ΝΙΚΟΣ')).toEqual([nikos]);
+      expect(await ids('νικοσ')).toEqual([nikos]);
+    });
+
     it.each([
       [{ limit: 101 }, 'limit'],
       [{ limit: -1 }, 'limit'],

@@ -7,6 +7,7 @@ import { isUuid } from '../ids';
 import { PrismaService } from '../prisma/prisma.service';
 import { Db } from '../prisma/transactions';
 import { isUserStatus, UserRecord, UserStatus } from './user';
+import { normalizeEmail } from './user-rules';
 
 export interface NewUserRecord {
   id: string;
@@ -112,8 +113,12 @@ export class UsersRepository {
     if (after) conditions.push(Prisma.sql`(created_at, id) < (${after.createdAt}, ${after.id}::uuid)`);
     if (filter.status) conditions.push(Prisma.sql`status = ${filter.status}`);
     if (filter.q) {
-      const q = likeLiteral(filter.q.toLowerCase());
-      conditions.push(Prisma.sql`(email_normalized LIKE ${`${q}%`} OR display_name ILIKE ${`%${q}%`})`);
+      // The e-mail as it was normalised (JavaScript's lower case); the display name by Postgres' own
+      // case-insensitive match of `q` as typed: lowering it here first would not be what ILIKE lowers
+      // ('İ' becomes two characters, a final 'Σ' becomes 'ς'), and the name itself would not be found.
+      const emailPrefix = likeLiteral(normalizeEmail(filter.q));
+      const name = likeLiteral(filter.q);
+      conditions.push(Prisma.sql`(email_normalized LIKE ${`${emailPrefix}%`} OR display_name ILIKE ${`%${name}%`})`);
     }
     const rows = await this.prisma.$queryRaw<User[]>`
       SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
