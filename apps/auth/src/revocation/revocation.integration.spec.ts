@@ -1,5 +1,5 @@
 import { AccessTokenVerifier, Caller } from '@acct/access-token';
-import { USER_DISABLED, USER_PASSWORD_CHANGED } from '@acct/events';
+import { USER_DELETED, USER_DISABLED, USER_PASSWORD_CHANGED } from '@acct/events';
 import { ACCESS_TOKEN_VERIFIER } from '@acct/grpc';
 import { Revocations } from '@acct/revocation';
 import { waitFor } from '@acct/testing';
@@ -368,5 +368,42 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
       user.id,
     ]);
     expect(live).toEqual([]);
+  });
+
+  it("erases a deleted user's second factor (TOTP secret, recovery codes), and keeps a disabled user's", async () => {
+    const [disabled, deleted] = ['2b4d6f8a-1c3e-4a5b-9d7f-0e2c4a6b8d0f', '6f8a0c2e-4b6d-4e8f-8a1c-3e5a7c9e1b3d'];
+    for (const userId of [disabled, deleted]) {
+      await database.query(
+        `INSERT INTO mfa_totp (user_id, secret, confirmed_at, created_at) VALUES ($1::uuid, 'sealed', now(), now())`,
+        [userId],
+      );
+      await database.query(
+        `INSERT INTO mfa_recovery_codes (user_id, code_hash, created_at) VALUES ($1::uuid, 'h1', now()), ($1::uuid, 'h2', now())`,
+        [userId],
+      );
+    }
+    const event = (type: string, userId: string, seq: number) => {
+      const at = new Date(harness.clock.now()).toISOString();
+      const body = {
+        id: `0b1c2d3e-4f5a-4b6c-8d7e-${String(seq).padStart(12, '0')}`,
+        type,
+        version: 1,
+        occurred_at: at,
+      };
+      const data = { user_id: userId, org_id: ORG, occurred_at: at };
+      return { subject: type, seq, string: () => JSON.stringify({ ...body, data }) } as unknown as JsMsg;
+    };
+    const consumer = harness.get(SessionEndingEventsConsumer);
+    await expect(consumer.handle(event(USER_DISABLED, disabled, 11))).resolves.toBe('ack');
+    await expect(consumer.handle(event(USER_DELETED, deleted, 12))).resolves.toBe('ack');
+    // Delivered again: nothing left to erase, and still acknowledged.
+    await expect(consumer.handle(event(USER_DELETED, deleted, 12))).resolves.toBe('ack');
+
+    const factors = async (userId: string) => ({
+      totp: (await database.query('SELECT 1 FROM mfa_totp WHERE user_id = $1::uuid', [userId])).length,
+      codes: (await database.query('SELECT 1 FROM mfa_recovery_codes WHERE user_id = $1::uuid', [userId])).length,
+    });
+    expect(await factors(disabled)).toEqual({ totp: 1, codes: 2 });
+    expect(await factors(deleted)).toEqual({ totp: 0, codes: 0 });
   });
 });

@@ -1,8 +1,16 @@
-import { EventConsumer, EventOf, SESSION_ENDING_EVENTS, SessionEndingEventType, STREAMS } from '@acct/events';
+import {
+  EventConsumer,
+  EventOf,
+  SESSION_ENDING_EVENTS,
+  SessionEndingEventType,
+  STREAMS,
+  USER_DELETED,
+} from '@acct/events';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { JsMsg } from 'nats';
 
 import { AUTH_CONFIG, AuthConfig } from '../config';
+import { MfaRepository } from '../mfa/mfa.repository';
 import { RefreshTokenService } from '../refresh/refresh-token.service';
 
 /**
@@ -11,11 +19,14 @@ import { RefreshTokenService } from '../refresh/refresh-token.service';
  * issued to it before then, everywhere within 1 s. A durable consumer: an event that arrives while
  * auth, Postgres or Redis is away is redelivered until it is done. Redelivery changes nothing, and
  * only what is older than the change is revoked, so a replayed event never ends a later login.
+ * A deleted user's second factor (its TOTP secret and recovery codes) is erased too: nothing can use
+ * it any more, and a secret is kept no longer than it is needed.
  */
 @Injectable()
 export class SessionEndingEventsConsumer extends EventConsumer<SessionEndingEventType> {
   constructor(
     private readonly refreshTokens: RefreshTokenService,
+    private readonly mfa: MfaRepository,
     @Inject(AUTH_CONFIG) config: AuthConfig,
   ) {
     super({
@@ -33,7 +44,10 @@ export class SessionEndingEventsConsumer extends EventConsumer<SessionEndingEven
   protected async handleEvent(event: EventOf<SessionEndingEventType>, message: JsMsg): Promise<'ack'> {
     const { user_id, org_id, occurred_at } = event.data;
     const families = await this.refreshTokens.revokeUser(org_id, user_id, Date.parse(occurred_at));
-    this.logger.log(`${message.subject}: ended ${families} sessions of user ${user_id}`);
+    const erased = event.type === USER_DELETED && (await this.mfa.removeFactor(user_id));
+    this.logger.log(
+      `${message.subject}: ended ${families} sessions of user ${user_id}${erased ? ', erased its second factor' : ''}`,
+    );
     return 'ack';
   }
 }

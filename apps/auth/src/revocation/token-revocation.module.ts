@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 
 import { OAuthClientsModule } from '../clients/clients.module';
+import { MfaModule } from '../mfa/mfa.module';
 import { RefreshModule } from '../refresh/refresh.module';
 import { RequesterAuthentication } from './requester';
 import { RevocationGrpcController } from './revocation.grpc-controller';
@@ -10,7 +11,7 @@ import { TokenRevocationService } from './token-revocation.service';
 
 /** RFC 7009 revocation, RFC 7662 introspection, ending a user's sessions (on request or on an event). */
 @Module({
-  imports: [RefreshModule, OAuthClientsModule],
+  imports: [RefreshModule, OAuthClientsModule, MfaModule],
   providers: [RequesterAuthentication, TokenRevocationService, TokenIntrospectionService, SessionEndingEventsConsumer],
   controllers: [RevocationGrpcController],
   exports: [TokenRevocationService, TokenIntrospectionService],
