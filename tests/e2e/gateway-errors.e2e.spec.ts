@@ -74,6 +74,9 @@ describe('gateway errors are problem+json', () => {
         error: 'invalid_request',
         error_description: problem.detail,
       });
+      // The token endpoint reads JSON and forms: a refused media type names both.
+      if (status === 415)
+        expect(problem.detail).toBe('Send the body as application/json or application/x-www-form-urlencoded.');
     }
   });
 

@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyErrorToDomainError } from './fastify-errors';
 import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
 import { sendProblem } from './problem';
+import { JSON_OR_FORM } from './request-body';
 import { RouteTable } from './route-table';
 
 const PARSER_FAILURES: Record<number, () => DomainError> = {
@@ -87,13 +88,15 @@ const UNREADABLE_BODY: ReadonlySet<ErrorCode> = new Set([
  * The token endpoint's errors carry RFC 6749 §5.2's `error` and `error_description` beside the problem
  * members (contract §4; so do the other OAuth endpoints', as their 429 does), also the refusals of a
  * body, which no OAuth code names: a body that is not JSON, not an object, too large or of another
- * media type is "otherwise malformed", `invalid_request`.
+ * media type is "otherwise malformed", `invalid_request`. Their bodies may be JSON or a form, and a
+ * refused media type says so (Fastify refuses one it has no parser for before the endpoint runs).
  */
 function withOAuthMembers(error: DomainError, request: FastifyRequest): DomainError {
   const group = request.routeOptions?.config?.rateLimitGroup;
   if (group !== OAUTH_GROUP || !UNREADABLE_BODY.has(error.code) || error.options.extensions?.error) return error;
-  return new DomainError(error.code, error.detail, {
+  const detail = error.code === 'unsupported_media_type' ? JSON_OR_FORM : error.detail;
+  return new DomainError(error.code, detail, {
     ...error.options,
-    extensions: { ...error.options.extensions, error: 'invalid_request', error_description: error.detail },
+    extensions: { ...error.options.extensions, error: 'invalid_request', error_description: detail },
   });
 }

@@ -2,6 +2,8 @@ import { DomainError } from '@acct/problem';
 import type { FastifyRequest } from 'fastify';
 
 export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+/** What the OAuth endpoints (token, revocation, introspection) read: either media type. */
+export const JSON_OR_FORM = `Send the body as application/json or ${FORM_CONTENT_TYPE}.`;
 
 export function mediaTypeOf(request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

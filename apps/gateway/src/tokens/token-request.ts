@@ -2,7 +2,7 @@ import { DomainError } from '@acct/problem';
 import type { FastifyRequest } from 'fastify';
 
 import { REALM } from '../auth/authenticated-request';
-import { FORM_CONTENT_TYPE, isJsonMediaType, isPlainObject, mediaTypeOf } from '../http/request-body';
+import { FORM_CONTENT_TYPE, isJsonMediaType, isPlainObject, JSON_OR_FORM, mediaTypeOf } from '../http/request-body';
 
 const FIELDS = [
   'grant_type',
@@ -58,7 +58,7 @@ export function clientRequestParameters<Field extends string>(
   type Parameters = Record<Field | 'client_id' | 'client_secret', string>;
   const mediaType = mediaTypeOf(request);
   if (mediaType !== FORM_CONTENT_TYPE && !isJsonMediaType(mediaType)) {
-    throw new DomainError('unsupported_media_type', `Send the body as application/json or ${FORM_CONTENT_TYPE}.`);
+    throw new DomainError('unsupported_media_type', JSON_OR_FORM);
   }
   if (!isPlainObject(request.body)) throw new DomainError('malformed_body', 'The request body must be an object.');
   const body = request.body;
