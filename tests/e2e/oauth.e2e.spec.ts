@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -13,6 +15,8 @@ const CHROMIUM = '/usr/bin/chromium';
 const ISSUER = 'https://accounts.oauth.test';
 const APP = 'https://app.oauth.test/callback';
 const LOOPBACK = 'http://127.0.0.1/callback';
+/** RFC 8252 §7.3's IPv6 loopback, which a native app may register as well (contract §6). */
+const LOOPBACK_V6 = 'http://[::1]/callback';
 const ADMIN_PASSWORD = 'admin-password-1';
 const MEMBER_PASSWORD = 'member-password-1';
 /** Issue 12: a revocation is effective at every gateway within 1 s. */
@@ -193,7 +197,7 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
     adminToken = await passwordToken('admin@oauth.test', ADMIN_PASSWORD);
     spa = stack.cli<Client>(
       ...['create-client', '--org-id', org.org_id, '--name', 'Browser app', '--type', 'public'],
-      ...['--grant-types', 'authorization_code,refresh_token', '--redirect-uris', `${APP},${LOOPBACK}`],
+      ...['--grant-types', 'authorization_code,refresh_token', '--redirect-uris', `${APP},${LOOPBACK},${LOOPBACK_V6}`],
       ...['--scopes', 'users:read system:read'],
     );
     server = stack.cli<Client>(
@@ -360,6 +364,39 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect(again.status).toBe(400);
     }, 60_000);
 
+    it('signs in a native app whose redirect URI is the IPv6 loopback: the CSP lets the 303 back to it through', async () => {
+      // The app's own loopback listener on [::1] (RFC 8252 §7.3: any port).
+      const callbacks: string[] = [];
+      const app = createServer((request, response) => {
+        if (request.url?.startsWith('/callback')) callbacks.push(request.url);
+        response.end('signed in');
+      });
+      await new Promise<void>((resolve) => app.listen(0, '::1', resolve));
+      const redirectUri = `http://[::1]:${(app.address() as AddressInfo).port}/callback`;
+      try {
+        const page = await context.newPage();
+        const violations: string[] = [];
+        page.on('console', (message) => {
+          if (message.type() === 'error') violations.push(message.text());
+        });
+        const loaded = await page.goto(
+          gatewayUrl(0, `/v2/auth/authorize?${authorizeQuery({ redirect_uri: redirectUri })}`),
+        );
+        expect(loaded?.status()).toBe(200);
+        await page.getByLabel('E-mail or phone').fill(member.email);
+        await page.getByLabel('Password').fill(MEMBER_PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${redirectUri}**`, { timeout: 10_000 }).catch(() => undefined);
+        expect(violations).toEqual([]);
+        expect(callbacks).toHaveLength(1);
+        const returned = new URL(callbacks[0], redirectUri);
+        expect(returned.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
+        expect(returned.searchParams.get('state')).toBe('state-123');
+      } finally {
+        await new Promise((resolve) => app.close(resolve));
+      }
+    });
+
     it('serves the login page in Simplified Chinese by default, with a strict CSP and no external assets', async () => {
       const zh = await browser.newContext({ extraHTTPHeaders: { 'x-forwarded-for': nextIp(), 'accept-language': '' } });
       const page = await zh.newPage();
@@ -432,6 +469,17 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       expect(await response.text()).toContain('<h1>');
     });
 
+    // Such a URI cannot go back in a Location header: every sign-in and error redirect answered 500.
+    it('refuses to register a redirect URI that is no RFC 3986 URI (non-ASCII), so no sign-in ends in a 500', () => {
+      const register = (redirectUri: string) =>
+        stack.cli<Client>(
+          ...['create-client', '--org-id', org.org_id, '--name', 'IRI app', '--type', 'public'],
+          ...['--grant-types', 'authorization_code', '--redirect-uris', redirectUri, '--scopes', 'users:read'],
+        );
+      expect(() => register('https://app.oauth.test/回调')).toThrow(/invalid fields/);
+      expect(register('https://app.oauth.test/%E5%9B%9E%E8%B0%83').client_id).toEqual(expect.any(String));
+    });
+
     it('accepts a registered loopback redirect URI on any port', async () => {
       const response = await raw(
         gatewayUrl(0, `/v2/auth/authorize?${authorizeQuery({ redirect_uri: 'http://127.0.0.1:49152/callback' })}`),
@@ -455,6 +503,22 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
         state: 'state-123',
         iss: ISSUER,
       });
+    });
+
+    // Strict OAuth libraries refuse an error response whose description breaks this rule.
+    it('keeps error_description to the characters RFC 6749 §4.1.2.1 and §5.2 allow, whatever the client sent', async () => {
+      const DESCRIPTION = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
+      const grant = await call(0, '/v2/auth/token', { body: { grant_type: 'foo' } });
+      expect(grant.status).toBe(400);
+      expect(grant.body).toMatchObject({
+        error: 'unsupported_grant_type',
+        error_description: expect.stringMatching(DESCRIPTION),
+      });
+      const redirected = await raw(gatewayUrl(0, `/v2/auth/authorize?${authorizeQuery({ scope: 'a"b\\ü' })}`));
+      expect(redirected.status).toBe(303);
+      const location = new URL(redirected.headers.get('location')!);
+      expect(location.searchParams.get('error')).toBe('invalid_scope');
+      expect(location.searchParams.get('error_description')).toMatch(DESCRIPTION);
     });
 
     it('refuses a wrong verifier, and the code is used up', async () => {
@@ -491,6 +555,48 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
           ),
         ),
       );
+    });
+
+    // Contract §7: a disabled user's access tokens are revoked within 1 s. A code exchanged by a client
+    // not registered for refresh_token starts no refresh family in the database, so only the subject
+    // entry (whole seconds of `iat`, strictly before the disable's second) could end its access token.
+    it('ends the access token of a code exchange without refresh token issued in the second the user is disabled', async () => {
+      const basic = `Basic ${Buffer.from(`${server.client_id}:${server.client_secret}`).toString('base64')}`;
+      let outcome: { token: string; sameSecond: boolean } | undefined;
+      for (let attempt = 0; attempt < 5 && !outcome?.sameSecond; attempt += 1) {
+        const user = await activeUser();
+        const { verifier, challenge } = pkce();
+        const { fields, cookie } = await loadLoginPage(
+          authorizeQuery({ client_id: server.client_id, scope: 'users:read' }, challenge),
+        );
+        const signedIn = await submit({ ...fields, username: user.email, password: MEMBER_PASSWORD }, cookie);
+        expect(signedIn.status).toBe(303);
+        const code = new URL(signedIn.headers.get('location')!).searchParams.get('code')!;
+        // Start at the beginning of a second, so that the exchange and the disable share it.
+        await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5));
+        const exchanged = await call(0, '/v2/auth/token', {
+          body: { grant_type: 'authorization_code', code, redirect_uri: APP, code_verifier: verifier },
+          headers: { authorization: basic },
+        });
+        expect(exchanged.status).toBe(200);
+        const tokens = exchanged.body as unknown as Tokens;
+        expect(tokens.refresh_token).toBeUndefined();
+        const disabled = await call(1, `/v2/users/${user.id}/disable`, { method: 'POST', token: adminToken });
+        expect(disabled.status).toBe(200);
+        const disabledBy = Math.floor(Date.now() / 1000);
+        const { iat } = JSON.parse(Buffer.from(tokens.access_token.split('.')[1], 'base64url').toString()) as {
+          iat: number;
+        };
+        outcome = { token: tokens.access_token, sameSecond: iat === disabledBy };
+      }
+      expect(outcome?.sameSecond).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, WITHIN_MS));
+      for (const gateway of [0, 1]) {
+        expect({ gateway, status: (await call(gateway, '/v2/users/me', { token: outcome!.token })).status }).toEqual({
+          gateway,
+          status: 401,
+        });
+      }
     });
 
     it("refuses another client's code, even with that client's own valid authentication", async () => {

@@ -21,8 +21,16 @@ describe('redirect URIs', () => {
       ['a custom scheme', 'javascript:alert(1)'],
       ['white space', 'https://app.example/call back'],
       ['nothing', ''],
+      // Sent back in a Location header, which cannot hold it: the sign-in answered 500.
+      ['a non-ASCII path (an IRI, not a URI)', 'https://app.example/回调'],
+      ['a non-ASCII query', 'http://127.0.0.1/cb?next=€'],
+      ['a character RFC 3986 does not allow', 'https://app.example/cb?x=<y>'],
     ])('refuses %s', (_what, uri) => {
       expect(redirectUriProblem(uri)).toEqual(expect.any(String));
+    });
+
+    it('accepts the percent-encoded spelling of what a URI cannot hold', () => {
+      expect(redirectUriProblem('https://app.example/%E5%9B%9E%E8%B0%83')).toBeUndefined();
     });
   });
 
@@ -55,6 +63,11 @@ describe('redirect URIs', () => {
       expect(redirectUriRegistered(registered, 'http://127.0.0.1:51234/cb/')).toBe(false);
       expect(redirectUriRegistered(registered, 'http://127.0.0.1:51234@evil.test/cb')).toBe(false);
       expect(redirectUriRegistered(['https://app.example/cb'], 'https://app.example:444/cb')).toBe(false);
+    });
+
+    it('matches no URI holding what a Location header cannot carry, even one registered before that was refused', () => {
+      expect(redirectUriRegistered(['https://app.example/回调'], 'https://app.example/回调')).toBe(false);
+      expect(redirectUriRegistered(['http://127.0.0.1/回调'], 'http://127.0.0.1:5000/回调')).toBe(false);
     });
   });
 });

@@ -185,6 +185,20 @@ export class RefreshTokenRepository {
   }
 
   /**
+   * The sessions of a user in `orgId` that an authorization code exchange began at or after `since`
+   * and before `before`: the family ids recorded on the codes. An exchange by a client not registered
+   * for refresh_token starts no refresh token, so only the code knows its family, which its access
+   * token carries as `sid` (and a client's own refresh tokens are here too, which does no harm).
+   */
+  async familiesExchangedBy(orgId: string, userId: string, since: Date, before: Date): Promise<string[]> {
+    const codes = await this.prisma.authorizationCode.findMany({
+      where: { orgId, userId, familyId: { not: null }, usedAt: { gte: since, lt: before } },
+      select: { familyId: true },
+    });
+    return codes.flatMap((code) => (code.familyId ? [code.familyId] : []));
+  }
+
+  /**
    * The live families of a user in `orgId` (a token neither revoked nor expired), newest first: where
    * each began (its first token) and when it was last refreshed (its newest token's creation).
    */

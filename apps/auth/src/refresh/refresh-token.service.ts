@@ -172,7 +172,12 @@ export class RefreshTokenService {
     const now = new Date(this.clock.now());
     const families = await this.tokens.liveFamiliesOf(orgId, userId, now, new Date(before));
     for (const familyId of families) await this.revokeInDatabase(familyId);
-    await this.revocations.revokeSessions(families);
+    // The subject entry ends access tokens of seconds before `before`'s; one issued earlier in that
+    // same second is ended by its family's entry. A code exchange without a refresh token has no
+    // family here, only on its code: its access token (at most ACCESS_TOKEN_TTL_SECONDS old) too.
+    const since = new Date(before - this.config.ACCESS_TOKEN_TTL_SECONDS * 1000);
+    const exchanged = await this.tokens.familiesExchangedBy(orgId, userId, since, new Date(before));
+    await this.revocations.revokeSessions([...new Set([...families, ...exchanged])]);
     await this.revocations.revokeSubject(orgId, userId, before);
     return families.length;
   }

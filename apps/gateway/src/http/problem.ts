@@ -1,8 +1,21 @@
 import { DomainError, PROBLEM_CONTENT_TYPE, toProblemDocument } from '@acct/problem';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-/** Writes a DomainError as an RFC 9457 problem document with its headers. */
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: DomainError) {
+import { oauthErrorDescription } from './oauth-error-description';
+
+/**
+ * Writes a DomainError as an RFC 9457 problem document with its headers; an OAuth `error_description`
+ * member in the character set RFC 6749 §5.2 allows it (`detail` says the same without that limit).
+ */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: DomainError) {
+  const description = problem.options.extensions?.error_description;
+  const error =
+    typeof description === 'string' && oauthErrorDescription(description) !== description
+      ? new DomainError(problem.code, problem.detail, {
+          ...problem.options,
+          extensions: { ...problem.options.extensions, error_description: oauthErrorDescription(description) },
+        })
+      : problem;
   const { retryAfter, headers } = error.options;
   if (retryAfter !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
   for (const [name, value] of Object.entries(headers ?? {})) void reply.header(name, value);

@@ -12,6 +12,7 @@ import { AuthBackend } from '../backends/backends.module';
 import { GatewayIdentity } from '../backends/gateway-identity';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { clientAddress } from '../http/client-address';
+import { oauthErrorDescription } from '../http/oauth-error-description';
 import { FORM_CONTENT_TYPE, isPlainObject, mediaTypeOf } from '../http/request-body';
 import { ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
@@ -323,7 +324,7 @@ export class AuthorizeController {
   }
 
   private redirectError(reply: FastifyReply, authorization: AuthorizationRequest, error: string, description: string) {
-    return this.redirect(reply, authorization, { error, error_description: description });
+    return this.redirect(reply, authorization, { error, error_description: oauthErrorDescription(description) });
   }
 
   /** `303` to the (registered) redirect URI with `params`, `state` and `iss` (RFC 9207). */
@@ -351,17 +352,8 @@ export class AuthorizeController {
       .header('Referrer-Policy', 'no-referrer')
       .header('X-Frame-Options', 'DENY')
       .header('X-Content-Type-Options', 'nosniff')
-      .header('Content-Security-Policy', contentSecurityPolicy(redirectUri ? originOf(redirectUri) : undefined))
+      .header('Content-Security-Policy', contentSecurityPolicy(redirectUri))
       .send(page);
-  }
-}
-
-function originOf(uri: string): string | undefined {
-  try {
-    const origin = new URL(uri).origin;
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
   }
 }
 

@@ -48,11 +48,19 @@ describe('the login page', () => {
   });
 
   it('allows no script, its own style by hash, and form posts to itself and the redirect origin only', () => {
-    const policy = contentSecurityPolicy('https://app.example');
+    const policy = contentSecurityPolicy('https://app.example/callback?x=1');
     expect(policy).toContain("default-src 'none'");
     expect(policy).toMatch(/style-src 'sha256-[A-Za-z0-9+/=]+'/);
     expect(policy).toContain("form-action 'self' https://app.example");
     expect(policy).not.toContain('script-src');
     expect(contentSecurityPolicy()).toContain("form-action 'self';");
+    expect(contentSecurityPolicy('http://127.0.0.1:5000/cb')).toContain("form-action 'self' http://127.0.0.1:5000;");
+  });
+
+  // CSP's host-source cannot name an IP literal: Chromium ignored `http://[::1]:5000` as an invalid
+  // source and blocked the sign-in's 303 to a native app's IPv6 loopback redirect URI.
+  it('admits an IPv6 loopback redirect URI by its scheme, the one source a browser accepts for it', () => {
+    expect(contentSecurityPolicy('http://[::1]:5000/callback')).toContain("form-action 'self' http:;");
+    expect(contentSecurityPolicy('http://[::1]:5000/callback')).not.toContain('[::1]');
   });
 });

@@ -93,14 +93,33 @@ code { word-break: break-all; }
 `;
 
 /**
+ * The CSP source that admits the redirect URI: its origin, or only its scheme when its host is an IP
+ * literal (`http://[::1]:port`, RFC 8252 §7.3): CSP's host-source has no form for one, and a browser
+ * drops such a source as invalid ("It will be ignored"), which blocked the 303 back to the app. The
+ * page has no script and one form, posting to itself, so the scheme alone lets nothing else through.
+ * Undefined for a URI that does not parse or has no origin.
+ */
+export function formActionSource(redirectUri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(redirectUri);
+  } catch {
+    return undefined;
+  }
+  if (url.origin === 'null') return undefined;
+  return url.hostname.startsWith('[') ? url.protocol : url.origin;
+}
+
+/**
  * No script at all, and styles only by hash. Forms may post only to this origin and (for the 303
  * that follows a sign-in, which browsers check against form-action too) to the client's redirect URI.
  */
-export function contentSecurityPolicy(redirectOrigin?: string): string {
+export function contentSecurityPolicy(redirectUri?: string): string {
+  const redirectSource = redirectUri ? formActionSource(redirectUri) : undefined;
   return [
     "default-src 'none'",
     `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
-    `form-action 'self'${redirectOrigin ? ` ${redirectOrigin}` : ''}`,
+    `form-action 'self'${redirectSource ? ` ${redirectSource}` : ''}`,
     "base-uri 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
