@@ -1,5 +1,7 @@
 import { DomainError } from '@acct/problem';
 
+import { JSON_ONLY } from './request-body';
+
 /** Errors Fastify raises before a route runs (body parsing, limits), as contract codes. */
 export function fastifyErrorToDomainError(error: { code?: string; statusCode?: number }): DomainError | undefined {
   switch (error.code ?? '') {
@@ -11,7 +13,7 @@ export function fastifyErrorToDomainError(error: { code?: string; statusCode?: n
       return new DomainError('payload_too_large', 'The request body is larger than 64 KiB.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
-      return new DomainError('unsupported_media_type', 'Send the body as application/json.');
+      return new DomainError('unsupported_media_type', JSON_ONLY);
     default:
       if (error.statusCode === 400 && error instanceof SyntaxError) {
         return new DomainError('malformed_body', 'The request body is not valid JSON.');

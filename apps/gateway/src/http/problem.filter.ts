@@ -7,13 +7,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyErrorToDomainError } from './fastify-errors';
 import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
 import { sendProblem } from './problem';
-import { JSON_OR_FORM } from './request-body';
+import { JSON_ONLY, JSON_OR_FORM } from './request-body';
 import { RouteTable } from './route-table';
 
 const PARSER_FAILURES: Record<number, () => DomainError> = {
   400: () => new DomainError('malformed_body', 'The request body is not valid JSON.'),
   413: () => new DomainError('payload_too_large', 'The request body is larger than 64 KiB.'),
-  415: () => new DomainError('unsupported_media_type', 'Send the body as application/json.'),
+  415: () => new DomainError('unsupported_media_type', JSON_ONLY),
 };
 
 /** Every error leaves the gateway as problem+json with a code and the request id. */
@@ -94,7 +94,8 @@ const UNREADABLE_BODY: ReadonlySet<ErrorCode> = new Set([
 function withOAuthMembers(error: DomainError, request: FastifyRequest): DomainError {
   const group = request.routeOptions?.config?.rateLimitGroup;
   if (group !== OAUTH_GROUP || !UNREADABLE_BODY.has(error.code) || error.options.extensions?.error) return error;
-  const detail = error.code === 'unsupported_media_type' ? JSON_OR_FORM : error.detail;
+  // Only Fastify's generic refusal is reworded: an endpoint's own (the sign-in form's: a form only) stands.
+  const detail = error.code === 'unsupported_media_type' && error.detail === JSON_ONLY ? JSON_OR_FORM : error.detail;
   return new DomainError(error.code, detail, {
     ...error.options,
     extensions: { ...error.options.extensions, error: 'invalid_request', error_description: detail },

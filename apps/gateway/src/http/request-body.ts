@@ -2,6 +2,8 @@ import { DomainError } from '@acct/problem';
 import type { FastifyRequest } from 'fastify';
 
 export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+/** Fastify's refusal of a media type it has no parser for (it parses JSON and forms). */
+export const JSON_ONLY = 'Send the body as application/json.';
 /** What the OAuth endpoints (token, revocation, introspection) read: either media type. */
 export const JSON_OR_FORM = `Send the body as application/json or ${FORM_CONTENT_TYPE}.`;
 
