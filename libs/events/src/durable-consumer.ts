@@ -107,9 +107,14 @@ export class DurableConsumer {
     while (!this.stopped) {
       const message = await consumer.next({ expires: NEXT_EXPIRES_MS });
       if (!message) continue;
-      // Fetched as the stop began: given back at once, for another instance (or the next start).
+      // Fetched as the stop began: given back for another instance (or the next start); if the
+      // connection drains already, it returns after the ack wait instead.
       if (this.stopped) {
-        message.nak();
+        try {
+          message.nak();
+        } catch {
+          // The connection drains already: no give-back is sent.
+        }
         break;
       }
       this.inFlight = this.process(message);

@@ -13,8 +13,8 @@ const HEALTH_DEADLINE_MS = 1000;
 
 /**
  * What the platform probes (contract §5: at least database, cache and object_storage, with the message
- * bus and each backend service), named in a report the gateway makes before the platform has ever
- * answered; afterwards the names of the platform's latest answer.
+ * bus and each backend service), named in a report the gateway makes while the platform does not
+ * answer, with any other component the platform's latest answer named.
  */
 const PLATFORM_PROBED = ['database', 'cache', 'object_storage', 'message_bus', 'identity', 'auth'];
 
@@ -88,7 +88,7 @@ export class HealthReporter implements OnApplicationBootstrap, OnApplicationShut
     try {
       const answer = await this.platform.call('getHealth', {}, { deadlineMs: HEALTH_DEADLINE_MS });
       const platform = { component: 'platform', status: 'up' as const, latency_ms: millisSince(started) };
-      this.probed = answer.checks.map((check) => check.component);
+      this.probed = [...new Set([...PLATFORM_PROBED, ...answer.checks.map((check) => check.component)])];
       return {
         status: answer.status as HealthReport['status'],
         ...base,

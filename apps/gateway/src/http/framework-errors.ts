@@ -43,6 +43,9 @@ export type LimitPeer = (
   remoteAddress: string | undefined,
 ) => Promise<{ headers: Array<[string, string]>; refusal?: DomainError }>;
 
+/** How long a refused peer's answer waits for its rate limit before it is sent without one. */
+const PEER_LIMIT_WAIT_MS = 1000;
+
 /** Sockets whose refusal is being answered: Node reports a parser error again for each later chunk. */
 const answering = new WeakSet<Socket>();
 
@@ -52,19 +55,29 @@ const answering = new WeakSet<Socket>();
  * a request too slow to arrive). There is no request object to hand to Nest, so the problem document
  * is written to the socket directly, which is then closed, as Node does. Like every answer it counts
  * in the `default` group, per the socket's address (no header was read, so no forwarded one), and
- * carries the rate-limit headers; an empty bucket makes it a 429. Without a limiter answer it is sent
- * without them.
+ * carries the rate-limit headers; an empty bucket makes it a 429. Without a limiter answer within
+ * PEER_LIMIT_WAIT_MS it is sent without them, so a paused socket never waits on a slow dependency.
  */
 export const clientError =
   (limit: () => LimitPeer | undefined) =>
   (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
+    // An answer to an earlier request on this connection is already being written: no second one.
+    if ((socket as Socket & { _httpMessage?: { _headerSent?: boolean } })._httpMessage?._headerSent) {
+      socket.destroy(error);
+      return;
+    }
     answering.add(socket);
     socket.pause();
-    const limited = limit()?.(socket.remoteAddress) ?? Promise.resolve(undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const limited = Promise.race([
+      limit()?.(socket.remoteAddress) ?? Promise.resolve(undefined),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), PEER_LIMIT_WAIT_MS))),
+    ]);
     void limited
       .catch(() => undefined)
       .then((outcome) => {
+        clearTimeout(timer);
         if (socket.writable) {
           const problem = outcome?.refusal ?? problemOfClientError(error.code);
           socket.write(rawProblem(problem, outcome?.headers ?? []));

@@ -34,8 +34,8 @@ export class PasswordSetTokensRepository {
   /**
    * Takes the user's issuing lock for the rest of the transaction: concurrent resets of one user run
    * one after the other, so each retires the link the one before it issued and exactly the last one
-   * stays working. A lock of its own, not the user's row: setting a password locks its token before
-   * the user's row, and must not wait in a circle with a reset.
+   * stays working. A reset then locks the user's row, as setting a password and a deletion do first
+   * (user row, then its tokens): the order is the same everywhere, so none waits in a circle.
    */
   async lockIssuing(db: Db, userId: string): Promise<void> {
     await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`password-set-tokens:${userId}`}))`;
