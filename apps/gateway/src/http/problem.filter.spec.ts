@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
 import { ProblemFilter } from './problem.filter';
+import { FORM_CONTENT_TYPE, JSON_OR_FORM } from './request-body';
 import { RouteTable } from './route-table';
 
 describe('ProblemFilter', () => {
@@ -18,6 +19,35 @@ describe('ProblemFilter', () => {
     const error = filter.toDomainError(exception, request(method, url));
     return { status: error.status, code: error.code, allow: error.options.headers?.Allow };
   };
+
+  /** A reply that records its headers and whether, and with what status, it was sent. */
+  const reply = () => {
+    const headers = new Map<string, string>();
+    const sent = { status: 0, body: '' };
+    const fake = {
+      sent: false,
+      hasHeader: (name: string) => headers.has(name),
+      header(name: string, value: string) {
+        headers.set(name, value);
+        return fake;
+      },
+      status(code: number) {
+        sent.status = code;
+        return fake;
+      },
+      send(body: string) {
+        sent.body = body;
+        fake.sent = true;
+        return fake;
+      },
+    };
+    return { fake, headers, sent };
+  };
+
+  const hostWith = (request: unknown, fake: unknown) =>
+    ({
+      switchToHttp: () => ({ getRequest: () => request, getResponse: () => fake }),
+    }) as unknown as ArgumentsHost;
 
   it('passes a DomainError on as it is', () => {
     const error = new DomainError('email_taken', 'taken');
@@ -54,36 +84,7 @@ describe('ProblemFilter', () => {
   });
 
   describe('for a request no hook ran for', () => {
-    /** A reply that records its headers and whether, and with what status, it was sent. */
-    const reply = () => {
-      const headers = new Map<string, string>();
-      const sent = { status: 0, body: '' };
-      const fake = {
-        sent: false,
-        hasHeader: (name: string) => headers.has(name),
-        header(name: string, value: string) {
-          headers.set(name, value);
-          return fake;
-        },
-        status(code: number) {
-          sent.status = code;
-          return fake;
-        },
-        send(body: string) {
-          sent.body = body;
-          fake.sent = true;
-          return fake;
-        },
-      };
-      return { fake, headers, sent };
-    };
-    const hostOf = (fake: unknown) =>
-      ({
-        switchToHttp: () => ({
-          getRequest: () => ({ method: 'GET', url: '/%zz', id: 'req-1' }),
-          getResponse: () => fake,
-        }),
-      }) as unknown as ArgumentsHost;
+    const hostOf = (fake: unknown) => hostWith({ method: 'GET', url: '/%zz', id: 'req-1' }, fake);
     const withLimiter = (limit: LimitRequest | undefined) =>
       new ProblemFilter(routes, {
         get: (token: unknown) => {
@@ -121,5 +122,34 @@ describe('ProblemFilter', () => {
         expect(sent.status).toBe(404);
       }
     });
+  });
+
+  it('keeps the sign-in form’s own 415 detail, and words only Fastify’s generic refusal as the OAuth endpoints read', async () => {
+    const oauth = new RouteTable();
+    oauth.add('POST', '/v2/auth/authorize');
+    oauth.add('POST', '/v2/auth/token');
+    const oauthFilter = new ProblemFilter(oauth, {} as ModuleRef);
+    const oauthRequest = (url: string) => ({
+      method: 'POST',
+      url,
+      id: 'req-1',
+      headers: { 'content-type': 'application/json' },
+      routeOptions: { config: { rateLimitGroup: 'auth' } },
+    });
+    const { fake, headers, sent } = reply();
+    headers.set('X-RateLimit-Limit', '3');
+    // What AuthorizeController.signIn throws for a JSON body.
+    await oauthFilter.catch(
+      new DomainError('unsupported_media_type', `Send the form as ${FORM_CONTENT_TYPE}.`),
+      hostWith(oauthRequest('/v2/auth/authorize'), fake),
+    );
+    expect(sent.status).toBe(415);
+    const problem = JSON.parse(sent.body);
+    expect(problem.detail).toBe(`Send the form as ${FORM_CONTENT_TYPE}.`);
+    expect(problem.error_description).toBe(`Send the form as ${FORM_CONTENT_TYPE}.`);
+
+    // Fastify's own refusal of a media type at the token endpoint still names both.
+    await oauthFilter.catch({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }, hostWith(oauthRequest('/v2/auth/token'), fake));
+    expect(JSON.parse(sent.body).detail).toBe(JSON_OR_FORM);
   });
 });
