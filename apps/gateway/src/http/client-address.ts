@@ -13,7 +13,12 @@ export function clientAddress(request: FastifyRequest): string {
     const canonical = canonicalAddress(hops[index]);
     if (canonical) return canonical;
   }
-  return canonicalAddress(request.socket.remoteAddress ?? '') ?? 'unknown';
+  return socketAddress(request.socket.remoteAddress);
+}
+
+/** A socket's peer address in its canonical form (`unknown` when it has none that parses). */
+export function socketAddress(remoteAddress: string | undefined): string {
+  return canonicalAddress(remoteAddress ?? '') ?? 'unknown';
 }
 
 /** The key of the client's per-IP rate limits: its IPv4 address, or its IPv6 /64. */

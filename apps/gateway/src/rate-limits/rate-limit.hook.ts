@@ -1,8 +1,8 @@
 import {
   addressKey,
   API_QUOTA_EXEMPT_GROUPS,
-  canonicalAddress,
   OAUTH_GROUP,
+  RateLimitTier,
   secondsUntilUtcMidnight,
   STANDARD_TIERS,
 } from '@acct/limits';
@@ -11,7 +11,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Authentication } from '../auth/authenticated-request';
-import { clientAddressKey } from '../http/client-address';
+import { clientAddressKey, socketAddress } from '../http/client-address';
 import { sendProblem } from '../http/problem';
 import { ApiUsageCounter, NO_QUOTA } from './api-usage';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
@@ -44,14 +44,8 @@ export class RateLimitHook {
   async limitPeer(
     remoteAddress: string | undefined,
   ): Promise<{ headers: Array<[string, string]>; refusal?: DomainError }> {
-    const tier = (await this.tiers.limitsOf(undefined)).tiers.find((candidate) => candidate.group === 'default') ?? {
-      ...STANDARD_TIERS.at(-1)!,
-      group: 'default',
-    };
-    const decision = await this.limiter.take(
-      tier,
-      `ip:${addressKey(canonicalAddress(remoteAddress ?? '') ?? 'unknown')}`,
-    );
+    const tier = tierOf((await this.tiers.limitsOf(undefined)).tiers, 'default');
+    const decision = await this.limiter.take(tier, `ip:${addressKey(socketAddress(remoteAddress))}`);
     return {
       headers: rateLimitHeaders(tier.group, decision),
       refusal: decision.allowed ? undefined : rateLimited(tier.group, decision),
@@ -62,8 +56,7 @@ export class RateLimitHook {
     const group = request.routeOptions?.config?.rateLimitGroup ?? 'default';
     const { caller } = request as FastifyRequest & Authentication;
     const { tiers, apiRequestsPerDay } = await this.tiers.limitsOf(caller?.orgId);
-    const tier = tiers.find((candidate) => candidate.group === group) ??
-      STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group };
+    const tier = tierOf(tiers, group);
     // A per-token group without a valid token is counted per IP (contract §2).
     const perToken = tier.scope === 'per-token' && caller !== undefined;
     const key = perToken ? `token:${caller.tokenId}` : `ip:${clientAddressKey(request)}`;
@@ -91,6 +84,14 @@ export class RateLimitHook {
     }
     if (!decision.allowed) return sendProblem(request, reply, rateLimited(tier.group, decision));
   }
+}
+
+/** `group`'s tier among the org's, else the standard plan's, else the `default` tier's limits under its name. */
+function tierOf(tiers: readonly RateLimitTier[], group: string): RateLimitTier {
+  return (
+    tiers.find((candidate) => candidate.group === group) ??
+    STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group }
+  );
 }
 
 /** The 429 of an empty bucket, with Retry-After: the seconds until its next token. */
