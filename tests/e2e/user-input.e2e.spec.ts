@@ -144,5 +144,10 @@ describe('user input the gateway must judge as identity does', () => {
     expect(expectProblem(list, 400, 'validation_failed').errors).toEqual([
       { field: 'limit', message: 'must be a number' },
     ]);
+    // Only decimal digits: Number() would read 0x10 as 16.
+    const hex = await api.call('/v2/audit/events?limit=0x10', { token });
+    expect(expectProblem(hex, 400, 'validation_failed').errors).toEqual([
+      { field: 'limit', message: 'must be a number' },
+    ]);
   });
 });

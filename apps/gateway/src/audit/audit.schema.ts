@@ -1,22 +1,16 @@
 import { z } from 'zod';
 
-const LIMIT = 'must be an integer from 1 to 100';
+import { pageQuery } from '../http/page-query';
 
-/** `limit` and `cursor` of both audit lists (contract §7). Unknown parameters are ignored. */
-const page = {
-  limit: z.coerce.number(LIMIT).int(LIMIT).min(1, LIMIT).max(100, LIMIT).optional(),
-  cursor: z.string().max(512, 'must be a next_cursor this API returned').optional(),
-};
-
-/** `GET /v2/audit/logins` query. */
+/** `GET /v2/audit/logins` query (contract §7). Unknown parameters are ignored. */
 export const loginAuditQuery = z.object({
-  ...page,
+  ...pageQuery,
   user_id: z.uuid('must be a user id').optional(),
   outcome: z.enum(['success', 'failure'], { error: 'must be success or failure' }).optional(),
 });
 
-/** `GET /v2/audit/events` query. */
-export const adminAuditQuery = z.object(page);
+/** `GET /v2/audit/events` query (contract §7). Unknown parameters are ignored. */
+export const adminAuditQuery = z.object(pageQuery);
 
 /** One token request of the org's login audit. */
 export const loginAuditEntry = z

@@ -1,18 +1,13 @@
 import { z } from 'zod';
 
+import { pageQuery } from '../http/page-query';
 import { displayName, languageTag, roleList, timeZone } from './create-user.schema';
 
 /** `GET /v2/users` query (contract §7). Unknown parameters are ignored. */
 export const listUsersQuery = z.object({
   status: z.enum(['pending', 'active', 'disabled']).optional(),
   q: z.string().max(254, 'must be at most 254 characters').optional(),
-  limit: z.coerce
-    .number('must be an integer from 1 to 100')
-    .int('must be an integer from 1 to 100')
-    .min(1, 'must be an integer from 1 to 100')
-    .max(100, 'must be an integer from 1 to 100')
-    .optional(),
-  cursor: z.string().max(512, 'must be a next_cursor this API returned').optional(),
+  ...pageQuery,
 });
 
 /**
