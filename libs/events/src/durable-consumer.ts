@@ -29,6 +29,8 @@ export interface DurableConsumerOptions {
    */
   handle: (message: JsMsg) => Promise<Outcome>;
   logger: Logger;
+  /** How long a stop waits for the message in hand (STOP_GRACE_MS unless given; specs shorten it). */
+  stopGraceMs?: number;
 }
 
 /**
@@ -56,7 +58,7 @@ export class DurableConsumer {
     if (this.inFlight) {
       await Promise.race([
         this.inFlight.catch(() => undefined),
-        new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref()),
+        new Promise((resolve) => setTimeout(resolve, this.options.stopGraceMs ?? STOP_GRACE_MS).unref()),
       ]);
     }
     await this.connection?.drain().catch(() => undefined);

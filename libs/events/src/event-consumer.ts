@@ -1,4 +1,5 @@
-import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import { JsMsg } from 'nats';
 
 import { DurableConsumer, DurableConsumerOptions, Outcome } from './durable-consumer';
@@ -11,7 +12,8 @@ export interface EventConsumerOptions<Type extends EventType> extends Omit<Durab
 
 /**
  * A durable consumer of some of the bus's events, as a Nest provider: it starts once the application
- * is up and stops with its module. A message of one of its types is read against that type's schema
+ * is up and stops as the application closes, together with the application's other consumers (see
+ * `onModuleDestroy`). A message of one of its types is read against that type's schema
  * (EVENT_SCHEMAS) and handed to `handleEvent`; one that is not JSON or not a valid event is logged
  * (`logRejection`) and rejected (it could never work, so it is not redelivered).
  */
@@ -19,6 +21,10 @@ export abstract class EventConsumer<Type extends EventType> implements OnApplica
   protected readonly logger: Logger;
   private readonly types: ReadonlySet<string>;
   private readonly consumer: DurableConsumer;
+  /** The application's modules, where its other consumers are (absent when built without Nest). */
+  @Inject(ModulesContainer) private readonly modules?: ModulesContainer;
+  /** The stop under way or done, so each consumer is stopped once however many ask. */
+  private stopped?: Promise<void>;
 
   protected constructor(options: EventConsumerOptions<Type>) {
     const { types, ...consumer } = options;
@@ -31,7 +37,23 @@ export abstract class EventConsumer<Type extends EventType> implements OnApplica
     this.consumer.start();
   }
 
+  /**
+   * Stops every consumer of the application at once, not only this one: Nest destroys one module
+   * after the other, and each stop may wait up to its grace (15 s) for the message in hand, so two
+   * consumers in two modules stopped in turn could outlast the process's 20 s shutdown grace, and the
+   * second would meanwhile take new messages. The first consumer's module to go stops them all; the
+   * others find their stop done or under way. Each consumer stops before its own module's providers
+   * are destroyed, as before.
+   */
   async onModuleDestroy() {
+    await Promise.all(this.consumersOfApplication().map((consumer) => consumer.stopOnce()));
+  }
+
+  /**
+   * Stops consuming: the message in hand is finished and acknowledged first (DurableConsumer.stop).
+   * A subclass that holds more (a mail transport) overrides it, calling `super.stop()`.
+   */
+  protected async stop(): Promise<void> {
     await this.consumer.stop();
   }
 
@@ -63,7 +85,24 @@ export abstract class EventConsumer<Type extends EventType> implements OnApplica
     this.logger.warn(`rejected ${message.subject} #${message.seq}: ${reason}`);
   }
 
+  private stopOnce(): Promise<void> {
+    return (this.stopped ??= this.stop());
+  }
+
+  /** This consumer and every other one the application holds, each once. */
+  private consumersOfApplication(): Array<EventConsumer<EventType>> {
+    const consumers = new Set<EventConsumer<EventType>>([this]);
+    for (const module of this.modules?.values() ?? []) {
+      for (const provider of module.providers.values()) {
+        if (isEventConsumer(provider.instance)) consumers.add(provider.instance);
+      }
+    }
+    return [...consumers];
+  }
+
   private isHandled(type: string): type is Type {
     return this.types.has(type);
   }
 }
+
+const isEventConsumer = (value: unknown): value is EventConsumer<EventType> => value instanceof EventConsumer;

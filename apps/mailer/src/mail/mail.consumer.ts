@@ -126,9 +126,9 @@ export class MailConsumer extends EventConsumer<MailEventType> {
     });
   }
 
-  override async onModuleDestroy() {
+  protected override async stop() {
     this.stopping = true;
-    await super.onModuleDestroy();
+    await super.stop();
     this.sender.close();
   }
 
