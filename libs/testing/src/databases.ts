@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 import pg from 'pg';
 
@@ -21,11 +23,13 @@ export function databaseUrl(database: string, port?: number): string {
   return url.toString();
 }
 
+const REPOSITORY_ROOT = path.resolve(__dirname, '../../..');
+
 /**
  * Named after the checkout, so two checkouts on one Postgres (worktrees of different branches, with
  * different migrations) never migrate or clone each other's template.
  */
-const checkout = createHash('sha256').update(path.resolve(__dirname, '../../..')).digest('hex').slice(0, 8);
+const checkout = createHash('sha256').update(REPOSITORY_ROOT).digest('hex').slice(0, 8);
 
 /** Migrated once per test run by the global setup; every test stack clones it. */
 export const templateDatabase = (service: ServiceWithDatabase) => `acct_template_${service}_${checkout}`;
@@ -65,4 +69,24 @@ export async function dropDatabases(names: string[]): Promise<void> {
   await admin(async (client) => {
     for (const name of names) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   });
+}
+
+export interface SpecDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh database of `service` for one spec file, migrated by `tools/prisma.mjs deploy <service>`
+ * (the real migrations, as in production); `drop` removes it. Random names keep parallel files apart.
+ */
+export async function createSpecDatabase(service: ServiceWithDatabase): Promise<SpecDatabase> {
+  const name = `${service}_spec_${randomBytes(6).toString('hex')}`;
+  const url = databaseUrl(name);
+  await promisify(execFile)(process.execPath, [path.join(REPOSITORY_ROOT, 'tools/prisma.mjs'), 'deploy', service], {
+    cwd: REPOSITORY_ROOT,
+    env: { ...process.env, [`${service.toUpperCase()}_DATABASE_URL`]: url },
+  });
+  return { name, url, drop: () => dropDatabases([name]) };
 }

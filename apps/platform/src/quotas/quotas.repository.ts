@@ -38,7 +38,7 @@ export class QuotasRepository {
 
   /**
    * Applies one event exactly once, in one statement: its id is recorded together with its effect
-   * (one of `setGauge`, `increment`, `decrement` below), which runs only when the id was new, so a
+   * (one of `setGauge`, `userCreated`, `userDeleted` below), which runs only when the id was new, so a
    * redelivery changes nothing; a concurrent delivery of the same id waits for the first and then
    * finds it. Answers false for a duplicate.
    */
@@ -61,8 +61,8 @@ const STATE_OF = `
       FROM quota_usage WHERE org_id = $1), '[]'::json) AS usage`;
 
 /**
- * What an event does to the usage: applyOnce's statement, an INSERT that runs beside the record of the
- * event's id ($1, its type $2) and only when that record is new (it selects from `processed`), with
+ * What an event does to the usage: applyOnce's statement, whose writes run beside the record of the
+ * event's id ($1, its type $2) and only when that record is new (they select from `processed`), with
  * its own values from $3 on. Each effect is one fixed text, so each is one prepared statement.
  */
 export interface EventEffect {
@@ -70,11 +70,15 @@ export interface EventEffect {
   values: unknown[];
 }
 
-const appliedOnce = (effectSql: string) => `
+/**
+ * The statement of an effect: `effectSql` changes the usage; `steps` (`name AS (...)`) are written
+ * between the two and it may read them (a data-modifying WITH is allowed at the top level only).
+ */
+const appliedOnce = (effectSql: string, ...steps: string[]) => `
   WITH processed AS (
     INSERT INTO processed_events (event_id, type) VALUES ($1, $2)
     ON CONFLICT DO NOTHING RETURNING event_id
-  ), effect AS (${effectSql})
+  ),${steps.map((step) => ` ${step},`).join('')} effect AS (${effectSql})
   SELECT EXISTS (SELECT 1 FROM processed) AS applied`;
 
 /** A reported gauge: the latest report (by occurred_at) wins, whatever order events arrive in. */
@@ -86,34 +90,64 @@ const SET_GAUGE = appliedOnce(`
     SET used = EXCLUDED.used, reported_at = EXCLUDED.reported_at
     WHERE quota_usage.reported_at <= EXCLUDED.reported_at`);
 
-/** A counted quota (Users): one more. */
-const INCREMENT = appliedOnce(`
-  INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-  SELECT $3::text, $4::text, $5::text, 1, $6::timestamptz
-  WHERE EXISTS (SELECT 1 FROM processed)
-  ON CONFLICT (org_id, dimension, name) DO UPDATE
-    SET used = quota_usage.used + 1, reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`);
+/*
+ * A counted quota (Users), from the user's creation and deletion in either order: `counted_users`
+ * keeps, per user, which of the two were applied, and each statement flips its own flag only when it
+ * was not set yet (`marked` is then the user's row, else empty). The usage changes by that flip and
+ * the other flag: a creation counts one more unless the deletion came first, a deletion one fewer
+ * only when the creation came first. Two replicas applying both at once take turns on the user's row
+ * (ON CONFLICT locks it), so the second sees the first's flag.
+ */
 
-/** A counted quota (Users): one fewer, never below zero. */
-const DECREMENT = appliedOnce(`
+/** A counted quota: one more, unless the user was counted already or its deletion came first. */
+const COUNT_USER_CREATED = appliedOnce(
+  `
   INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-  SELECT $3::text, $4::text, $5::text, 0, $6::timestamptz
-  WHERE EXISTS (SELECT 1 FROM processed)
+  SELECT $3::text, $5::text, $6::text, 1, $7::timestamptz
+  WHERE EXISTS (SELECT 1 FROM marked WHERE NOT marked.deleted)
+  ON CONFLICT (org_id, dimension, name) DO UPDATE
+    SET used = quota_usage.used + 1, reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`,
+  `marked AS (
+    INSERT INTO counted_users (user_id, org_id, created)
+    SELECT $4::text, $3::text, true WHERE EXISTS (SELECT 1 FROM processed)
+    ON CONFLICT (user_id) DO UPDATE SET created = true WHERE NOT counted_users.created
+    RETURNING deleted
+  )`,
+);
+
+/**
+ * A counted quota: one fewer (never below zero), once, and only for a user whose creation was
+ * counted; a deletion that comes first leaves its mark, so the creation that follows is not counted.
+ */
+const COUNT_USER_DELETED = appliedOnce(
+  `
+  INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
+  SELECT $3::text, $5::text, $6::text, 0, $7::timestamptz
+  WHERE EXISTS (SELECT 1 FROM marked WHERE marked.created)
   ON CONFLICT (org_id, dimension, name) DO UPDATE
     SET used = GREATEST(quota_usage.used - 1, 0),
-        reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`);
+        reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`,
+  `marked AS (
+    INSERT INTO counted_users (user_id, org_id, deleted)
+    SELECT $4::text, $3::text, true WHERE EXISTS (SELECT 1 FROM processed)
+    ON CONFLICT (user_id) DO UPDATE SET deleted = true WHERE NOT counted_users.deleted
+    RETURNING created
+  )`,
+);
 
 export const setGauge = (orgId: string, dimension: string, name: string, used: number, at: Date): EventEffect => ({
   statement: SET_GAUGE,
   values: [orgId, dimension, name, used, at],
 });
 
-export const increment = (orgId: string, dimension: string, name: string, at: Date): EventEffect => ({
-  statement: INCREMENT,
-  values: [orgId, dimension, name, at],
+/** The user's creation, for the org's counted quota `dimension`/`name`. */
+export const userCreated = (orgId: string, userId: string, dimension: string, name: string, at: Date): EventEffect => ({
+  statement: COUNT_USER_CREATED,
+  values: [orgId, userId, dimension, name, at],
 });
 
-export const decrement = (orgId: string, dimension: string, name: string, at: Date): EventEffect => ({
-  statement: DECREMENT,
-  values: [orgId, dimension, name, at],
+/** The user's deletion, for the org's counted quota `dimension`/`name`. */
+export const userDeleted = (orgId: string, userId: string, dimension: string, name: string, at: Date): EventEffect => ({
+  statement: COUNT_USER_DELETED,
+  values: [orgId, userId, dimension, name, at],
 });

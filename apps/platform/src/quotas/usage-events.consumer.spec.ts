@@ -68,21 +68,21 @@ describe('UsageReportedConsumer and UserCountConsumer', () => {
     users = new UserCountConsumer(recording.repository, loadPlatformConfig({}));
   });
 
-  it("counts one more of the org's Users for identity.user.created, at the event's time", async () => {
+  it("counts one more of the org's Users for identity.user.created, by user, at the event's time", async () => {
     await expect(users.handle(message(USER_CREATED, event(USER_CREATED, userData)))).resolves.toBe('ack');
     expect(applied).toHaveLength(1);
     expect(applied[0]).toMatchObject({ type: USER_CREATED });
     const [statement] = applied[0].statements;
-    expect(statement.values).toEqual([ORG, 'api', 'Users', new Date(AT)]);
+    expect(statement.values).toEqual([ORG, userData.user_id, 'api', 'Users', new Date(AT)]);
     expect(statement.sql).toContain('used + 1');
   });
 
-  it('counts one fewer, never below zero, for identity.user.deleted', async () => {
+  it('counts one fewer, never below zero, for identity.user.deleted, by user', async () => {
     const deleted = event(USER_DELETED, { user_id: userData.user_id, org_id: ORG, occurred_at: AT });
     await expect(users.handle(message(USER_DELETED, deleted))).resolves.toBe('ack');
     expect(applied).toHaveLength(1);
     const [statement] = applied[0].statements;
-    expect(statement.values).toEqual([ORG, 'api', 'Users', new Date(AT)]);
+    expect(statement.values).toEqual([ORG, userData.user_id, 'api', 'Users', new Date(AT)]);
     expect(statement.sql).toContain('GREATEST(quota_usage.used - 1, 0)');
   });
 

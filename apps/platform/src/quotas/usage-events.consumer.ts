@@ -3,13 +3,14 @@ import { USERS_QUOTA } from '@acct/limits';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { PLATFORM_CONFIG, PlatformConfig } from '../config';
-import { decrement, increment, QuotasRepository, setGauge } from './quotas.repository';
+import { QuotasRepository, setGauge, userCreated, userDeleted } from './quotas.repository';
 
 /*
  * Usage from the bus: `platform.usage.reported` gauges from other platform services, one more
  * "Users" per `identity.user.created` and one fewer per `identity.user.deleted` (a disabled user
- * still counts: it exists and may be enabled again). Each event is applied once, by id; a malformed
- * one is rejected (never redelivered) and logged.
+ * still counts: it exists and may be enabled again). Each event is applied once, by id, and each
+ * user's creation and deletion once, by user; a malformed event is rejected (never redelivered) and
+ * logged.
  */
 
 /** `platform.usage.reported`: sets the org's gauge to the reported value, the latest report winning. */
@@ -44,8 +45,10 @@ type UserCountType = typeof USER_CREATED | typeof USER_DELETED;
 
 /**
  * `identity.user.created` and `.deleted`: the org's Users, one more or one fewer; the other identity
- * events are not usage. Both come through this one consumer, in stream order, so a user's deletion is
- * never counted before its creation.
+ * events are not usage. Both come through this one durable consumer, but replicas pulling from it
+ * (and redeliveries) can apply a user's deletion before its creation: the repository keeps which of
+ * the two it applied per user, so the count is the same in either order (a user deleted before its
+ * creation arrived is never counted).
  */
 @Injectable()
 export class UserCountConsumer extends EventConsumer<UserCountType> {
@@ -66,11 +69,12 @@ export class UserCountConsumer extends EventConsumer<UserCountType> {
   }
 
   protected async handleEvent(event: EventOf<UserCountType>): Promise<'ack'> {
-    const count = event.type === USER_CREATED ? increment : decrement;
+    const { org_id, user_id } = event.data;
+    const applied = event.type === USER_CREATED ? userCreated : userDeleted;
     await this.repository.applyOnce(
       event.id,
       event.type,
-      count(event.data.org_id, USERS_QUOTA.dimension, USERS_QUOTA.name, new Date(event.occurred_at)),
+      applied(org_id, user_id, USERS_QUOTA.dimension, USERS_QUOTA.name, new Date(event.occurred_at)),
     );
     return 'ack';
   }
