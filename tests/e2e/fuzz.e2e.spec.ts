@@ -564,7 +564,8 @@ describe('fuzzing every public endpoint', () => {
   beforeAll(async () => {
     stack = await TestStack.start({
       apps: ['identity', 'auth', 'platform', 'gateway'],
-      env: { TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'warn' },
+      // A request that stops mid-body is answered 408 after 5 s here (30 s by default).
+      env: { TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'warn', REQUEST_TIMEOUT_MS: '5000' },
     });
     port = stack.ports.http;
     org = bootstrapOrg(stack, 'fuzz', 'admin@fuzz.test', ADMIN_PASSWORD);
@@ -1275,4 +1276,50 @@ describe('fuzzing every public endpoint', () => {
     expect(refused!.headers['x-ratelimit-remaining']).toBe('0');
     expect(refused!.headers.connection).toBe('close');
   });
+
+  it("answers a body Node's HTTP parser refuses with its request's own decision: one token, in the request's bucket", async () => {
+    // The `auth` group per IP: 3 tokens, one back every 6 s, so the counts below are exact.
+    const ip = clientIp();
+    const token = (body: string, headers: Array<[string, string]>): RawRequest => ({
+      method: 'POST',
+      target: '/v2/auth/token',
+      headers: [['X-Forwarded-For', ip], ['Content-Type', 'application/x-www-form-urlencoded'], ...headers],
+      body,
+    });
+    // The headers arrive and are counted; the chunked body after them is not HTTP.
+    const broken = await send(token('zz\r\n', [['Transfer-Encoding', 'chunked']]));
+    const next = await send(token('grant_type=password', []));
+
+    expect(broken.status).toBe(400);
+    expect(broken.headers.connection).toBe('close');
+    expect(broken.headers['ratelimit-policy']).toMatch(/^"auth";/);
+    expect([broken.headers['x-ratelimit-limit'], broken.headers['x-ratelimit-remaining']]).toEqual(['3', '2']);
+    expect(next.headers['x-ratelimit-remaining']).toBe('1');
+  });
+
+  it('answers a request whose body stops coming 408 in time, with the decision taken when its headers arrived', async () => {
+    const ip = clientIp();
+    const began = Date.now();
+    // 19 of the 100 bytes the headers promise, and then nothing.
+    const stalled = await send({
+      method: 'POST',
+      target: '/v2/auth/token',
+      headers: [
+        ['X-Forwarded-For', ip],
+        ['Content-Type', 'application/x-www-form-urlencoded'],
+        ['Content-Length', '100'],
+      ],
+      body: 'grant_type=password',
+    });
+    const waited = Date.now() - began;
+
+    expect(stalled.status).toBe(408);
+    expect(stalled.headers.connection).toBe('close');
+    expect(waited).toBeGreaterThanOrEqual(5000);
+    expect(waited).toBeLessThan(15_000);
+    // The decision taken when its headers arrived (the bucket refills during the wait, so the next
+    // request's count is not exact here; the broken-chunk case above shows no second token is taken).
+    expect(stalled.headers['ratelimit-policy']).toMatch(/^"auth";/);
+    expect([stalled.headers['x-ratelimit-limit'], stalled.headers['x-ratelimit-remaining']]).toEqual(['3', '2']);
+  }, 30_000);
 });

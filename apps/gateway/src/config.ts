@@ -37,6 +37,11 @@ export const gatewayEnv = {
    * latest one (keep it below the platform's HEALTH_PROBE_INTERVAL_MS).
    */
   HEALTH_REPORT_REFRESH_MS: millis(1000),
+  /**
+   * A request's headers and body must have arrived within this long, else it is answered 408 and its
+   * connection closed: a client that stops mid-body does not hold a connection for ever.
+   */
+  REQUEST_TIMEOUT_MS: millis(30_000),
   /** One log line per answered request (docs/configuration.md, Gateway). */
   ACCESS_LOG: flag(true),
 };

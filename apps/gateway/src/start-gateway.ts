@@ -70,6 +70,14 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     // Requests Fastify or Node refuse before any route runs are problem documents too (contract §1).
     frameworkErrors: frameworkError(() => late.limitRequest),
     clientErrorHandler: clientError(() => late.limitPeer),
+    // Fastify's default is none: a client that stopped sending mid-body held its connection for ever.
+    // Node applies it only with a headers timeout no longer than it, and looks for late requests every
+    // connectionsCheckingInterval (30 s unless set).
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: config.REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.REQUEST_TIMEOUT_MS / 4))),
+    },
   });
   const fastify = adapter.getInstance();
   // First: every later hook, the controllers and the error filter log with the request's id.
@@ -116,7 +124,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   fastify.addHook('onRequest', (request, reply) => authenticate.handle(request, reply));
   fastify.addHook('onRequest', (request, reply) => rateLimits.handle(request, reply));
   late.limitRequest = (request, reply) => rateLimits.handle(request, reply);
-  late.limitPeer = (address) => rateLimits.limitPeer(address);
+  late.limitPeer = (address, inFlight) => rateLimits.limitPeer(address, inFlight);
   // A request that arrives on a connection still open while the gateway drains (its headers were on
   // their way, or it was pipelined) is refused as contract §1's 503, with its request id, the
   // rate-limit headers and Retry-After; Fastify adds `Connection: close`.

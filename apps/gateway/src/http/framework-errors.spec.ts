@@ -53,11 +53,24 @@ describe('clientError', () => {
     handle(refusal, socket as unknown as Socket);
     await new Promise((resolve) => setImmediate(resolve));
     expect(limit).toHaveBeenCalledTimes(1);
-    expect(limit).toHaveBeenCalledWith('192.0.2.9');
+    expect(limit).toHaveBeenCalledWith('192.0.2.9', undefined);
     expect(socket.paused).toBe(true);
     expect(socket.written).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(socket.written).toContain('\r\nX-RateLimit-Limit: 50\r\n');
     expect(socket.destroyed).toBe(true);
+  });
+
+  it('hands the limiter the response of the request whose body was refused, whose decision it carries', async () => {
+    const limit = jest.fn(() => Promise.resolve({ headers: [['X-RateLimit-Remaining', '7'] as [string, string]] }));
+    const handle = clientError(() => limit);
+    const inFlight = { _headerSent: false };
+    const socket = Object.assign(fakeSocket(), { _httpMessage: inFlight });
+    const timeout = Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+    handle(timeout, socket as unknown as Socket);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(limit).toHaveBeenCalledWith('192.0.2.9', inFlight);
+    expect(socket.written).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(socket.written).toContain('\r\nX-RateLimit-Remaining: 7\r\n');
   });
 
   it('answers without the headers when the limiter does not answer within a second, and closes the socket', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 import { DomainError, PROBLEM_CONTENT_TYPE, toProblemDocument } from '@acct/problem';
@@ -35,16 +36,24 @@ export const frameworkError =
       });
   };
 
+/** The rate-limit headers an answer carries, and the 429 to answer instead when its bucket is empty. */
+export interface PeerLimit {
+  headers: Array<[string, string]>;
+  refusal?: DomainError;
+}
+
 /**
- * The rate limit of a peer whose bytes Node's HTTP parser refused (`RateLimitHook.limitPeer`): the
- * headers its answer carries, and the 429 to answer instead when its bucket is empty.
+ * The rate limit of a peer whose bytes Node's HTTP parser refused (`RateLimitHook.limitPeer`).
+ * `inFlight`: the response of the request the refused bytes came after the headers of (its body),
+ * which the rate-limit hook counted when it arrived.
  */
-export type LimitPeer = (
-  remoteAddress: string | undefined,
-) => Promise<{ headers: Array<[string, string]>; refusal?: DomainError }>;
+export type LimitPeer = (remoteAddress: string | undefined, inFlight: ServerResponse | undefined) => Promise<PeerLimit>;
 
 /** How long a refused peer's answer waits for its rate limit before it is sent without one. */
 const PEER_LIMIT_WAIT_MS = 1000;
+
+/** Node's response on a socket (`socket._httpMessage`), and whether its head was written yet. */
+type InFlight = ServerResponse & { _headerSent?: boolean };
 
 /** Sockets whose refusal is being answered: Node reports a parser error again for each later chunk. */
 const answering = new WeakSet<Socket>();
@@ -55,15 +64,19 @@ const answering = new WeakSet<Socket>();
  * a request too slow to arrive). There is no request object to hand to Nest, so the problem document
  * is written to the socket directly, which is then closed, as Node does. Like every answer it counts
  * in the `default` group, per the socket's address (no header was read, so no forwarded one), and
- * carries the rate-limit headers; an empty bucket makes it a 429. Without a limiter answer within
+ * carries the rate-limit headers; an empty bucket makes it a 429. Bytes refused after a request's
+ * headers (its body too slow, or not HTTP) are that request's: it was counted when it arrived, and
+ * the answer carries its decision instead, taking no second token. Without a limiter answer within
  * PEER_LIMIT_WAIT_MS it is sent without them, so a paused socket never waits on a slow dependency.
  */
 export const clientError =
   (limit: () => LimitPeer | undefined) =>
   (error: Error & { code?: string }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
+    // The response of the request on this connection that has not been answered yet, if any.
+    const inFlight = (socket as Socket & { _httpMessage?: InFlight | null })._httpMessage ?? undefined;
     // An answer to an earlier request on this connection is already being written: no second one.
-    if ((socket as Socket & { _httpMessage?: { _headerSent?: boolean } })._httpMessage?._headerSent) {
+    if (inFlight?._headerSent) {
       socket.destroy(error);
       return;
     }
@@ -71,7 +84,7 @@ export const clientError =
     socket.pause();
     let timer: NodeJS.Timeout | undefined;
     const limited = Promise.race([
-      limit()?.(socket.remoteAddress) ?? Promise.resolve(undefined),
+      limit()?.(socket.remoteAddress, inFlight) ?? Promise.resolve(undefined),
       new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), PEER_LIMIT_WAIT_MS))),
     ]);
     void limited

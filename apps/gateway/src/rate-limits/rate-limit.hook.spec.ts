@@ -16,6 +16,7 @@ interface Sent {
 
 function replyRecording(sent: Sent): FastifyReply {
   const reply = {
+    raw: {},
     header(name: string, value: string) {
       sent.headers[name] = value;
       return reply;

@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+
 import {
   addressKey,
   API_QUOTA_EXEMPT_GROUPS,
@@ -12,6 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Authentication } from '../auth/authenticated-request';
 import { clientAddressKey, socketAddress } from '../http/client-address';
+import type { PeerLimit } from '../http/framework-errors';
 import { sendProblem } from '../http/problem';
 import { ApiUsageCounter, NO_QUOTA } from './api-usage';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
@@ -30,6 +33,11 @@ export const API_USAGE = Symbol('API_USAGE');
  */
 @Injectable()
 export class RateLimitHook {
+  /** The outcome `handle` decided for each request, by its response (see `limitPeer`). */
+  private readonly decided = new WeakMap<ServerResponse, PeerLimit>();
+  /** Refusals waiting for the outcome of a request `handle` has not decided yet. */
+  private readonly awaited = new WeakMap<ServerResponse, (outcome: PeerLimit) => void>();
+
   constructor(
     private readonly tiers: TierCache,
     @Inject(RATE_LIMITER) private readonly limiter: RateLimiter,
@@ -37,13 +45,17 @@ export class RateLimitHook {
   ) {}
 
   /**
-   * Takes a token from the `default` group's bucket of a peer whose bytes Node's HTTP parser refused:
-   * no request, route or token exists, and only the socket's address is known. The answer carries the
-   * rate-limit headers (contract §2: every response) and, when the bucket is empty, is a 429.
+   * The rate limit of a peer whose bytes Node's HTTP parser refused. Refused after a request's headers
+   * (`inFlight`: its body did not arrive in time, or is not HTTP), the refusal is that request's answer:
+   * it was counted when it arrived, so it carries that request's decision (once made) and takes no
+   * second token. Otherwise no request, route or token exists and only the socket's address is known:
+   * it takes a token from the `default` group's bucket. Either way the answer carries the rate-limit
+   * headers (contract §2: every response) and, when the bucket is empty, is a 429.
    */
-  async limitPeer(
-    remoteAddress: string | undefined,
-  ): Promise<{ headers: Array<[string, string]>; refusal?: DomainError }> {
+  async limitPeer(remoteAddress: string | undefined, inFlight?: ServerResponse): Promise<PeerLimit> {
+    if (inFlight) {
+      return this.decided.get(inFlight) ?? new Promise((resolve) => this.awaited.set(inFlight, resolve));
+    }
     const tier = tierOf((await this.tiers.limitsOf(undefined)).tiers, 'default');
     const decision = await this.limiter.take(tier, `ip:${addressKey(socketAddress(remoteAddress))}`);
     return {
@@ -71,18 +83,14 @@ export class RateLimitHook {
     const usage = perToken && this.limiter.isShared(tier.group) ? this.usage.usageOf(caller.orgId, quota) : undefined;
     if (caller && !usage) this.usage.count(caller.orgId);
     const decision = await this.limiter.take(tier, key, usage);
-    setRateLimitHeaders(reply, tier.group, decision);
-    if (decision.overQuota) {
-      return sendProblem(
-        request,
-        reply,
-        new DomainError('quota_exceeded', `The organization has made its ${quota} API requests of the day (UTC).`, {
-          status: 429,
-          retryAfter: secondsUntilUtcMidnight(decision.now),
-        }),
-      );
-    }
-    if (!decision.allowed) return sendProblem(request, reply, rateLimited(tier.group, decision));
+    const outcome: PeerLimit = {
+      headers: setRateLimitHeaders(reply, tier.group, decision),
+      refusal: refusalOf(tier.group, decision, quota),
+    };
+    // Node's parser may still refuse the rest of this request (its body): that answer carries this outcome.
+    this.decided.set(reply.raw, outcome);
+    this.awaited.get(reply.raw)?.(outcome);
+    if (outcome.refusal) return sendProblem(request, reply, outcome.refusal);
   }
 }
 
@@ -92,6 +100,17 @@ function tierOf(tiers: readonly RateLimitTier[], group: string): RateLimitTier {
     tiers.find((candidate) => candidate.group === group) ??
     STANDARD_TIERS.find((candidate) => candidate.group === group) ?? { ...STANDARD_TIERS.at(-1)!, group }
   );
+}
+
+/** The 429 of a decision that refuses its request: the org's API requests of the day made, or an empty bucket. */
+function refusalOf(group: string, decision: RateLimitDecision, quota: number): DomainError | undefined {
+  if (decision.overQuota) {
+    return new DomainError('quota_exceeded', `The organization has made its ${quota} API requests of the day (UTC).`, {
+      status: 429,
+      retryAfter: secondsUntilUtcMidnight(decision.now),
+    });
+  }
+  return decision.allowed ? undefined : rateLimited(group, decision);
 }
 
 /** The 429 of an empty bucket, with Retry-After: the seconds until its next token. */
@@ -118,6 +137,9 @@ export function rateLimitHeaders(group: string, decision: RateLimitDecision): Ar
   ];
 }
 
+/** Sets contract §2's headers on `reply`; returns them. */
 export function setRateLimitHeaders(reply: FastifyReply, group: string, decision: RateLimitDecision) {
-  for (const [name, value] of rateLimitHeaders(group, decision)) void reply.header(name, value);
+  const headers = rateLimitHeaders(group, decision);
+  for (const [name, value] of headers) void reply.header(name, value);
+  return headers;
 }
