@@ -80,6 +80,31 @@ describe('gateway errors are problem+json', () => {
     }
   });
 
+  it('names what each OAuth endpoint reads when it refuses a media type: the sign-in form takes a form only', async () => {
+    const form = 'Send the form as application/x-www-form-urlencoded.';
+    const jsonOrForm = 'Send the body as application/json or application/x-www-form-urlencoded.';
+    const text = { headers: { 'content-type': 'text/plain' }, raw: 'token=abc' };
+    const refusals = [
+      { path: '/v2/auth/authorize', options: text, detail: form },
+      {
+        path: '/v2/auth/authorize',
+        options: { headers: { 'content-type': 'application/xml' }, raw: '<a/>' },
+        detail: form,
+      },
+      { path: '/v2/auth/authorize', options: { json: { username: 'a@b.co' } }, detail: form },
+      { path: '/v2/auth/revoke', options: text, detail: jsonOrForm },
+      { path: '/v2/auth/introspect', options: text, detail: jsonOrForm },
+    ];
+    for (const { path, options, detail } of refusals) {
+      const problem = expectProblem(await api.call(path, { ...options, ip: freshIp() }), 415, 'unsupported_media_type');
+      expect({ path, detail: problem.detail, error_description: problem.error_description }).toEqual({
+        path,
+        detail,
+        error_description: detail,
+      });
+    }
+  });
+
   it('takes a JSON merge patch (application/merge-patch+json, RFC 7396) as the JSON body it is', async () => {
     for (const type of ['application/json', 'application/merge-patch+json']) {
       const response = await api.call(`/v2/users/${crypto.randomUUID()}`, {

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
 import { ProblemFilter } from './problem.filter';
-import { FORM_CONTENT_TYPE, JSON_OR_FORM } from './request-body';
+import { FORM_CONTENT_TYPE, JSON_ONLY, JSON_OR_FORM } from './request-body';
 import { RouteTable } from './route-table';
 
 describe('ProblemFilter', () => {
@@ -151,5 +151,39 @@ describe('ProblemFilter', () => {
     // Fastify's own refusal of a media type at the token endpoint still names both.
     await oauthFilter.catch({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }, hostWith(oauthRequest('/v2/auth/token'), fake));
     expect(JSON.parse(sent.body).detail).toBe(JSON_OR_FORM);
+  });
+
+  it('words Fastify’s 415 as what each endpoint reads: the sign-in form a form, the other OAuth endpoints JSON or a form, the rest JSON', async () => {
+    const table = new RouteTable();
+    const endpoints = [
+      ['/v2/auth/authorize', 'auth', `Send the form as ${FORM_CONTENT_TYPE}.`],
+      ['/v2/auth/token', 'auth', JSON_OR_FORM],
+      ['/v2/auth/revoke', 'auth', JSON_OR_FORM],
+      ['/v2/auth/introspect', 'auth', JSON_OR_FORM],
+      ['/v2/users', 'users.write', JSON_ONLY],
+    ] as const;
+    for (const [url] of endpoints) table.add('POST', url);
+    const tableFilter = new ProblemFilter(table, {} as ModuleRef);
+    for (const [url, group, detail] of endpoints) {
+      const { fake, headers, sent } = reply();
+      headers.set('X-RateLimit-Limit', '3');
+      // A text/plain body: Fastify has no parser for it and refuses it before the endpoint runs.
+      const textRequest = {
+        method: 'POST',
+        url,
+        id: 'req-1',
+        headers: { 'content-type': 'text/plain' },
+        routeOptions: { url, method: 'POST', config: { rateLimitGroup: group } },
+      };
+      await tableFilter.catch({ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }, hostWith(textRequest, fake));
+      const problem = JSON.parse(sent.body);
+      expect({ url, status: sent.status, code: problem.code, detail: problem.detail }).toEqual({
+        url,
+        status: 415,
+        code: 'unsupported_media_type',
+        detail,
+      });
+      if (group === 'auth') expect(problem.error_description).toBe(detail);
+    }
   });
 });

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyErrorToDomainError } from './fastify-errors';
 import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
 import { sendProblem } from './problem';
-import { JSON_ONLY, JSON_OR_FORM } from './request-body';
+import { FORM_ONLY, JSON_ONLY, JSON_OR_FORM } from './request-body';
 import { RouteTable } from './route-table';
 
 const PARSER_FAILURES: Record<number, () => DomainError> = {
@@ -85,17 +85,25 @@ const UNREADABLE_BODY: ReadonlySet<ErrorCode> = new Set([
 ]);
 
 /**
+ * The OAuth endpoints whose body is a form only: the login page's sign-in form (its POST; the page's
+ * GET reads no body), which refuses a JSON body itself with these words (AuthorizeController.signIn).
+ */
+const FORM_ONLY_ROUTES: ReadonlySet<string> = new Set(['/v2/auth/authorize']);
+
+/**
  * The token endpoint's errors carry RFC 6749 §5.2's `error` and `error_description` beside the problem
  * members (contract §4; so do the other OAuth endpoints', as their 429 does), also the refusals of a
  * body, which no OAuth code names: a body that is not JSON, not an object, too large or of another
- * media type is "otherwise malformed", `invalid_request`. Their bodies may be JSON or a form, and a
- * refused media type says so (Fastify refuses one it has no parser for before the endpoint runs).
+ * media type is "otherwise malformed", `invalid_request`. A refused media type names what the
+ * endpoint reads (Fastify refuses one it has no parser for before the endpoint runs): JSON or a form
+ * (token, revocation, introspection), a form only (the sign-in form).
  */
 function withOAuthMembers(error: DomainError, request: FastifyRequest): DomainError {
   const group = request.routeOptions?.config?.rateLimitGroup;
   if (group !== OAUTH_GROUP || !UNREADABLE_BODY.has(error.code) || error.options.extensions?.error) return error;
-  // Only Fastify's generic refusal is reworded: an endpoint's own (the sign-in form's: a form only) stands.
-  const detail = error.code === 'unsupported_media_type' && error.detail === JSON_ONLY ? JSON_OR_FORM : error.detail;
+  // Only Fastify's generic refusal is reworded: an endpoint's own stands.
+  const readable = FORM_ONLY_ROUTES.has(request.routeOptions?.url ?? '') ? FORM_ONLY : JSON_OR_FORM;
+  const detail = error.code === 'unsupported_media_type' && error.detail === JSON_ONLY ? readable : error.detail;
   return new DomainError(error.code, detail, {
     ...error.options,
     extensions: { ...error.options.extensions, error: 'invalid_request', error_description: detail },

@@ -6,6 +6,8 @@ export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 export const JSON_ONLY = 'Send the body as application/json.';
 /** What the OAuth endpoints (token, revocation, introspection) read: either media type. */
 export const JSON_OR_FORM = `Send the body as application/json or ${FORM_CONTENT_TYPE}.`;
+/** What the login page's sign-in form (`POST /v2/auth/authorize`) reads: the form a browser posts. */
+export const FORM_ONLY = `Send the form as ${FORM_CONTENT_TYPE}.`;
 
 export function mediaTypeOf(request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

@@ -13,7 +13,7 @@ import { GatewayIdentity } from '../backends/gateway-identity';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { clientAddress } from '../http/client-address';
 import { oauthErrorDescription } from '../http/oauth-error-description';
-import { FORM_CONTENT_TYPE, isPlainObject, mediaTypeOf } from '../http/request-body';
+import { FORM_CONTENT_TYPE, FORM_ONLY, isPlainObject, mediaTypeOf } from '../http/request-body';
 import { ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import {
@@ -209,7 +209,7 @@ export class AuthorizeController {
   async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language']);
     if (mediaTypeOf(request) !== FORM_CONTENT_TYPE) {
-      throw new DomainError('unsupported_media_type', `Send the form as ${FORM_CONTENT_TYPE}.`);
+      throw new DomainError('unsupported_media_type', FORM_ONLY);
     }
     const authorization = authorizationRequest(request.body);
     if (authorization.malformed) return this.errorPage(reply, language, authorization.malformed);
