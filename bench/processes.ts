@@ -85,11 +85,14 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
-/** User + system CPU of a process and all its threads so far, in ms; undefined when it is gone. */
-export function cpuMsOf(pid: number): number | undefined {
+/**
+ * User + system CPU of a process and all its threads so far, in ms (of one thread with `path`
+ * `<pid>/task/<tid>`); undefined when it is gone.
+ */
+export function cpuMsOf(pid: number, path = `${pid}`): number | undefined {
   let stat: string;
   try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = fs.readFileSync(`/proc/${path}/stat`, 'utf8');
   } catch {
     return undefined;
   }
@@ -98,6 +101,58 @@ export function cpuMsOf(pid: number): number | undefined {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return ((utime + stime) * 1000) / ticksPerSecond();
+}
+
+/** What a Node process's CPU time is spent on, by thread (ms): see `threadCpuMsOf`. */
+export interface ThreadCpu {
+  /** The main thread: JavaScript, the event loop, every socket read and write. */
+  main: number;
+  /** libuv's thread pool (`libuv-worker`): argon2's hashes, crypto and fs jobs handed to it. */
+  pool: number;
+  /** V8's helper threads (garbage collection, compilation) and the rest. */
+  other: number;
+}
+
+/**
+ * CPU of each thread of a process (/proc/<pid>/task/<tid>/stat), ms, by thread id, and whose kind each
+ * thread is; undefined when the process is gone.
+ */
+function threadsOf(pid: number): Map<number, { kind: keyof ThreadCpu; ms: number }> | undefined {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  const threads = new Map<number, { kind: keyof ThreadCpu; ms: number }>();
+  for (const tid of tids) {
+    const ms = cpuMsOf(pid, `${pid}/task/${tid}`);
+    if (ms === undefined) continue;
+    const name = readProc(pid, `task/${tid}/comm`)[0]?.trim();
+    const kind = Number(tid) === pid ? 'main' : name === 'libuv-worker' ? 'pool' : 'other';
+    threads.set(Number(tid), { kind, ms });
+  }
+  return threads;
+}
+
+/**
+ * A process's CPU over an interval by thread kind (`ThreadCpu`): a thread started during it counts from
+ * zero, one ended during it is not counted (libuv's pool and V8's helpers live as long as the process).
+ */
+export class ThreadCpuMeter {
+  private readonly start: Map<number, { kind: keyof ThreadCpu; ms: number }>;
+
+  constructor(private readonly pid: number) {
+    this.start = threadsOf(pid) ?? new Map();
+  }
+
+  read(): ThreadCpu | undefined {
+    const now = threadsOf(this.pid);
+    if (!now) return undefined;
+    const split: ThreadCpu = { main: 0, pool: 0, other: 0 };
+    for (const [tid, { kind, ms }] of now) split[kind] += ms - (this.start.get(tid)?.ms ?? 0);
+    return { main: Math.round(split.main), pool: Math.round(split.pool), other: Math.round(split.other) };
+  }
 }
 
 /** Pids of the processes whose command name (`/proc/<pid>/comm`) is `name`, optionally filtered. */

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 
 import type { LoadResult } from './load';
+import type { ThreadCpu } from './processes';
 import { type Layer, LAYER_LEGEND, LAYERS, type ProfileSummary } from './profiler';
 
 export interface ScenarioResult {
@@ -13,6 +14,8 @@ export interface ScenarioResult {
   result?: LoadResult;
   /** CPU time (user + system, all threads) each process used during the measured run, ms. */
   cpu_ms?: Record<string, number>;
+  /** Of cpu_ms, each service's split by thread: main thread, libuv's pool (argon2), V8's helpers. */
+  thread_cpu_ms?: Record<string, ThreadCpu>;
   /** RSS of each service right after the measured run, MiB: which scenario grows which process. */
   rss_after_mb?: Record<string, number>;
 }
@@ -362,6 +365,51 @@ function cpuTable(report: Report): string[] {
   return lines;
 }
 
+/** The services that hash passwords or sign tokens, by thread, µs per request (see ThreadCpu). */
+const THREAD_TABLE_SERVICES = ['identity', 'auth'];
+
+/**
+ * Identity's and auth's CPU per request by thread: what the main thread (JavaScript, sockets) spends
+ * beside libuv's pool (identity's argon2 hashes) and V8's helpers (garbage collection, compilation);
+ * beside it, one hash of the argon2 bound (both cores ÷ its rate).
+ */
+function threadTable(report: Report): string[] {
+  const rows = report.scenarios.filter(
+    (scenario) => Object.keys(scenario.thread_cpu_ms ?? {}).length > 0 && scenario.result?.responses,
+  );
+  if (rows.length === 0) return [];
+  const perHash = (bound: Argon2Bound | { skipped: string } | undefined) =>
+    bound && 'per_second' in bound && bound.per_second > 0
+      ? `${number(Math.round((report.machine.cpus * 1_000_000) / bound.per_second))} µs`
+      : 'not measured';
+  const columns = THREAD_TABLE_SERVICES.flatMap((service) =>
+    ['main', 'pool', 'other'].map((kind) => `${service} ${kind}`),
+  );
+  const lines = [
+    '',
+    '## CPU per request by thread',
+    '',
+    "Of the table above, identity's and auth's CPU per request split by thread, in µs: the main thread " +
+      "(JavaScript, the event loop, every socket read and write), libuv's pool (identity's argon2 hashes) and " +
+      `V8's helpers (garbage collection, compilation). One argon2 operation of the bounds costs ` +
+      `${perHash(report.argon2.verify)} (verify) and ${perHash(report.argon2.hash)} (hash) of CPU: both cores ÷ its rate.`,
+    '',
+    `| scenario | ${columns.join(' | ')} |`,
+    `|---|${columns.map(() => '--:').join('|')}|`,
+  ];
+  for (const scenario of rows) {
+    const requests = scenario.result?.responses ?? 1;
+    const cells = THREAD_TABLE_SERVICES.flatMap((service) => {
+      const split = scenario.thread_cpu_ms?.[service];
+      return (['main', 'pool', 'other'] as const).map((kind) =>
+        split ? number(Math.round((split[kind] * 1000) / requests)) : '',
+      );
+    });
+    lines.push(`| ${scenario.name} | ${cells.join(' | ')} |`);
+  }
+  return lines;
+}
+
 export function markdown(report: Report): string {
   const { machine: host, config } = report;
   const lines = [
@@ -404,6 +452,7 @@ export function markdown(report: Report): string {
     );
   }
   lines.push(...cpuTable(report));
+  lines.push(...threadTable(report));
   lines.push(
     '',
     '## Memory',

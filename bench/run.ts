@@ -34,6 +34,8 @@ import {
   startBaseline,
   startFloors,
   startPassthrough,
+  ThreadCpu,
+  ThreadCpuMeter,
 } from './processes';
 import { InspectorSession, Profiler } from './profiler';
 import {
@@ -160,7 +162,14 @@ const run = async (scenario: Scenario, durationSeconds: number): Promise<LoadRes
 /** CPU meters of every process group, started together; read after the measured run. */
 type CpuGroups = Record<string, () => number[]>;
 
-async function measure(scenario: Scenario, cpuGroups: CpuGroups): Promise<ScenarioResult> {
+/** Processes whose CPU is also split by thread (`ThreadCpu`): the services, by name. */
+type ThreadGroups = Record<string, number | undefined>;
+
+async function measure(
+  scenario: Scenario,
+  cpuGroups: CpuGroups,
+  threadGroups: ThreadGroups = {},
+): Promise<ScenarioResult> {
   const base = { name: scenario.name, request: scenario.request };
   try {
     await scenario.prepare?.();
@@ -170,6 +179,9 @@ async function measure(scenario: Scenario, cpuGroups: CpuGroups): Promise<Scenar
     // The chains (and any other preparation) are made before the meters start.
     await scenario.prepare?.();
     const meters = Object.entries(cpuGroups).map(([name, pids]) => [name, new CpuMeter(pids)] as const);
+    const threadMeters = Object.entries(threadGroups).flatMap(([name, pid]) =>
+      pid ? [[name, new ThreadCpuMeter(pid)] as const] : [],
+    );
     const result = await load({
       url: scenario.origin,
       connections: config.connections,
@@ -181,7 +193,12 @@ async function measure(scenario: Scenario, cpuGroups: CpuGroups): Promise<Scenar
       const ms = meter.read();
       if (ms > 0) cpu[name] = ms;
     }
-    return { ...base, result, cpu_ms: cpu };
+    const threads: Record<string, ThreadCpu> = {};
+    for (const [name, meter] of threadMeters) {
+      const split = meter.read();
+      if (split) threads[name] = split;
+    }
+    return { ...base, result, cpu_ms: cpu, thread_cpu_ms: threads };
   } catch (error) {
     return { ...base, skipped: reason(error) };
   }
@@ -727,7 +744,7 @@ async function main(): Promise<number> {
         continue;
       }
       log(`${scenario.name}: running`);
-      const measured = await measure(scenario, cpuGroups);
+      const measured = await measure(scenario, cpuGroups, pids);
       // Which scenario grows which process: RSS of each right after this one.
       measured.rss_after_mb = Object.fromEntries(
         APPS.flatMap((app) => {
