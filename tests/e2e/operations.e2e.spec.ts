@@ -239,6 +239,29 @@ describe('operations: metrics and tracing in a running stack', () => {
     expect(identitySpans.grpcServer.parentSpanId).toBe(gatewayCall?.spanId);
   });
 
+  it('keeps the one-time token of an activation link out of the trace of the page it opens', async () => {
+    const created = await request<{ id: string }>(stack.url('/v2/users'), {
+      token: adminToken,
+      body: { email: 'traced@ops.test', display_name: 'Traced', send_activation: false },
+    });
+    expect(created.status).toBe(201);
+    const issued = await request<{ token: string }>(stack.url(`/v2/users/${created.body.id}/reset-password`), {
+      token: adminToken,
+      body: { send_email: false },
+    });
+    expect(issued.status).toBe(200);
+    const page = await fetch(stack.url(`/activate?token=${issued.body.token}&lang=en`));
+    expect(page.status).toBe(200);
+    const pageSpan = await waitFor('the gateway span of GET /activate', () =>
+      receiver.spans.find(
+        (span) => span.service === 'gateway' && span.kind === SPAN_KIND_SERVER && span.name === 'GET /activate',
+      ),
+    );
+    // The link still works (nothing consumed it); a trace store must not hold it.
+    expect(JSON.stringify(pageSpan)).not.toContain(issued.body.token);
+    expect(pageSpan.attributes).toContainEqual({ key: 'url.query', value: { stringValue: 'token=REDACTED&lang=en' } });
+  });
+
   it('puts the spans of a query made through Prisma in the trace of the request that made it', async () => {
     expect((await request(stack.url('/v2/users?limit=1'), { token: adminToken })).status).toBe(200);
     const gatewaySpan = await waitFor('the gateway span of GET /v2/users', () =>

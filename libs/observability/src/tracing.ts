@@ -5,6 +5,12 @@ import { valueWithin } from './time-limit';
 /** Ops endpoints are scraped and probed all the time; traces of them would only be noise. */
 const UNTRACED_PATHS = new Set(['/livez', '/readyz', '/metrics']);
 
+/**
+ * Query parameters whose value a server span must not keep (`url.query`): the one-time password:set
+ * token of an activation or reset link (`GET /activate?token=…`) is a live credential for 24 hours.
+ */
+const REDACTED_QUERY_PARAMS = ['token'];
+
 let sdk: NodeSDK | undefined;
 
 /**
@@ -48,6 +54,7 @@ export async function startTracing(service: string, env: NodeJS.ProcessEnv = pro
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
+        redactedQueryParamsServer: REDACTED_QUERY_PARAMS,
       }),
       // The health service is polled every few hundred milliseconds by the platform's probes.
       new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
