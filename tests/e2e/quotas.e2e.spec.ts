@@ -78,6 +78,11 @@ describe('quotas', () => {
     const bad = await quota('?dimension=memory');
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');
+    // An empty value names no dimension either: refused, not read as "every dimension".
+    for (const query of ['?dimension=', '?dimension']) {
+      const empty = await quota(query);
+      expect([query, empty.status, empty.body.code]).toEqual([query, 400, 'validation_failed']);
+    }
   });
 
   it("counts the org's API requests of the day", async () => {

@@ -1,15 +1,14 @@
 import { bucketCapacity, STANDARD_TIERS } from './tiers';
-import { BucketState, takeToken } from './token-bucket';
+import { BucketDecision, BucketState, takeToken } from './token-bucket';
 
 describe('token bucket', () => {
-  const capacity = 5;
-  const ratePerMs = 1 / 1000; // one token a second
+  const rate = { ratePerMinute: 60, burst: 5 }; // 5 tokens, one a second
 
   function drain(count: number, start: BucketState | undefined, now: number) {
     let state = start;
     const decisions = [];
     for (let index = 0; index < count; index += 1) {
-      const result = takeToken(state, capacity, ratePerMs, now);
+      const result = takeToken(state, rate, now);
       state = result.state;
       decisions.push(result.decision);
     }
@@ -29,8 +28,33 @@ describe('token bucket', () => {
 
   it('refills continuously at the rate, never above capacity', () => {
     const { state } = drain(5, undefined, 0);
-    expect(takeToken(state, capacity, ratePerMs, 1500).decision).toMatchObject({ allowed: true, remaining: 0 });
-    expect(takeToken(state, capacity, ratePerMs, 60_000).decision).toMatchObject({ allowed: true, remaining: 4 });
+    expect(takeToken(state, rate, 1500).decision).toMatchObject({ allowed: true, remaining: 0 });
+    expect(takeToken(state, rate, 60_000).decision).toMatchObject({ allowed: true, remaining: 4 });
+  });
+
+  it('admits a request at the very millisecond its token is due, and says that millisecond, whatever the rate and burst', () => {
+    // In tokens, 2/min with burst 59 said 1001 ms (Retry-After 2) for a token due in 1000, and refused at 1000.
+    const wrong: string[] = [];
+    for (let ratePerMinute = 1; ratePerMinute <= 120; ratePerMinute += 1)
+      for (let burst = 1; burst <= 60; burst += 1) {
+        if (ratePerMinute * burst < 60) continue;
+        const tier = { ratePerMinute, burst };
+        let state: BucketState | undefined;
+        let decision: BucketDecision;
+        let taken = 0;
+        for (;;) {
+          ({ state, decision } = takeToken(state, tier, 0));
+          if (!decision.allowed) break;
+          taken += 1;
+        }
+        // Whole requests admitted; the next is due when the missing part of a token has refilled.
+        const missing = 60_000 - (ratePerMinute * burst * 1000 - 60_000 * taken);
+        const due = Math.floor((missing + ratePerMinute - 1) / ratePerMinute);
+        const next = takeToken(state, tier, due).decision;
+        if (taken !== Math.floor((ratePerMinute * burst) / 60) || decision.msUntilToken !== due || !next.allowed)
+          wrong.push(`${ratePerMinute}/min burst ${burst}`);
+      }
+    expect(wrong).toEqual([]);
   });
 
   it('sizes buckets as rate per second × burst', () => {

@@ -1,3 +1,5 @@
+import type { RateLimitTier } from './tiers';
+
 /** The outcome of taking one token from a bucket. */
 export interface BucketDecision {
   allowed: boolean;
@@ -12,9 +14,28 @@ export interface BucketDecision {
 }
 
 export interface BucketState {
-  tokens: number;
+  /** Tokens left, in units (UNITS_PER_TOKEN a token). */
+  units: number;
   updatedAt: number;
 }
+
+/** A bucket's tier: its rate per minute and burst, both whole numbers (what the platform stores). */
+export type BucketRate = Pick<RateLimitTier, 'ratePerMinute' | 'burst'>;
+
+/**
+ * A token is kept as 60 000 units, so a bucket of whole `ratePerMinute` and `burst` is refilled by
+ * exactly `ratePerMinute` units a millisecond and holds `ratePerMinute × burst × 1000` of them: every
+ * quantity is an integer. Counted in tokens (a rate of `ratePerMinute / 60 000` a millisecond), a
+ * refill came out a hair short of a whole token: a 2/min, burst 59 bucket said the next token was due
+ * in 1001 ms (Retry-After 2) when it was due in 1000, and refused the request made at 1000.
+ */
+export const UNITS_PER_TOKEN = 60_000;
+
+/** The bucket of `rate` in units: its capacity, and its refill a millisecond. */
+export const bucketUnits = (rate: BucketRate) => ({
+  capacity: rate.ratePerMinute * rate.burst * 1000,
+  perMs: rate.ratePerMinute,
+});
 
 /**
  * Continuous-refill token bucket, the same arithmetic as the Redis script: refill by elapsed time ×
@@ -22,20 +43,20 @@ export interface BucketState {
  */
 export function takeToken(
   state: BucketState | undefined,
-  capacity: number,
-  ratePerMs: number,
+  rate: BucketRate,
   now: number,
 ): { decision: BucketDecision; state: BucketState } {
-  let tokens = state ? Math.min(capacity, state.tokens + Math.max(0, now - state.updatedAt) * ratePerMs) : capacity;
-  const allowed = tokens >= 1;
-  if (allowed) tokens -= 1;
+  const { capacity, perMs } = bucketUnits(rate);
+  let units = state ? Math.min(capacity, state.units + Math.max(0, now - state.updatedAt) * perMs) : capacity;
+  const allowed = units >= UNITS_PER_TOKEN;
+  if (allowed) units -= UNITS_PER_TOKEN;
   return {
-    state: { tokens, updatedAt: now },
+    state: { units, updatedAt: now },
     decision: {
       allowed,
-      remaining: Math.floor(tokens),
-      msUntilFull: Math.ceil((capacity - tokens) / ratePerMs),
-      msUntilToken: tokens >= 1 ? 0 : Math.ceil((1 - tokens) / ratePerMs),
+      remaining: Math.floor(units / UNITS_PER_TOKEN),
+      msUntilFull: Math.ceil((capacity - units) / perMs),
+      msUntilToken: units >= UNITS_PER_TOKEN ? 0 : Math.ceil((UNITS_PER_TOKEN - units) / perMs),
       now,
     },
   };

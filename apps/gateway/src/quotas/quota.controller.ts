@@ -23,9 +23,13 @@ export class QuotaController {
   @ApiJsonResponse(200, "The quotas of the caller's org.", quotaReport)
   @ApiProblems('validation_failed', 'service_unavailable')
   async quota(@Req() request: AuthenticatedRequest, @Query('dimension') dimension: unknown): Promise<QuotaReport> {
+    // Absent: every dimension (the platform's ''). A value given empty or more than once names no
+    // dimension, and goes to the platform as one that none is, to be refused as unknown ones are.
+    const named =
+      dimension === undefined ? '' : typeof dimension === 'string' && dimension !== '' ? dimension : '\u0000';
     const { orgId, quotas } = await this.platform.call(
       'getQuota',
-      { dimension: typeof dimension === 'string' ? dimension : Array.isArray(dimension) ? '\u0000' : '', name: '' },
+      { dimension: named, name: '' },
       { accessToken: request.accessToken },
     );
     return {

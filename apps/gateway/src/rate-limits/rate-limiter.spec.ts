@@ -1,4 +1,4 @@
-import { STANDARD_TIERS } from '@acct/limits';
+import { BucketRate, STANDARD_TIERS } from '@acct/limits';
 
 import { NO_QUOTA, UsageCount } from './api-usage';
 import { RateLimiter } from './rate-limiter';
@@ -13,11 +13,11 @@ class SharedBuckets implements TokenBuckets {
   down = false;
   private readonly buckets = new InProcessTokenBuckets(() => 0);
 
-  async take(key: string, capacity: number, ratePerMs: number, count?: UsageCount) {
+  async take(key: string, rate: BucketRate, count?: UsageCount) {
     this.asked.push(key);
     if (this.down) throw new Error('connection refused');
     if (count) this.counted.push(count.key);
-    return { ...(await this.buckets.take(key, capacity, ratePerMs)), counted: count !== undefined };
+    return { ...(await this.buckets.take(key, rate)), counted: count !== undefined };
   }
 }
 
@@ -105,26 +105,26 @@ describe('InProcessTokenBuckets', () => {
   it('forgets buckets that are full again once it holds more than its bound', async () => {
     let now = 0;
     const buckets = new InProcessTokenBuckets(() => now, 100);
-    // One token each at 1 token/ms: full again 1 ms later.
-    for (let index = 0; index < 100; index += 1) await buckets.take(`ip:${index}`, 10, 1);
+    // One token each at 1 token/ms (60 000/min, burst 1: 1000 tokens): full again 1 ms later.
+    for (let index = 0; index < 100; index += 1) await buckets.take(`ip:${index}`, { ratePerMinute: 60_000, burst: 1 });
     expect(buckets.size).toBe(100);
     now = 5;
-    await buckets.take('ip:new', 10, 1);
+    await buckets.take('ip:new', { ratePerMinute: 60_000, burst: 1 });
     expect(buckets.size).toBe(1);
   });
 
   it('keeps buckets that still hold a debt, and walks them again only once their number has doubled', async () => {
     let now = 0;
     const buckets = new InProcessTokenBuckets(() => now, 10);
-    // One token each at 1 token/s: full again 1 s later.
-    for (let index = 0; index < 11; index += 1) await buckets.take(`ip:${index}`, 10, 0.001);
+    // One token each at 1 token/s (60/min, burst 10): full again 1 s later.
+    for (let index = 0; index < 11; index += 1) await buckets.take(`ip:${index}`, { ratePerMinute: 60, burst: 10 });
     expect(buckets.size).toBe(11);
     now = 20_000;
     // Above the bound but not doubled since the last sweep: nothing is walked, all stay.
-    for (let index = 11; index < 22; index += 1) await buckets.take(`ip:${index}`, 10, 0.001);
+    for (let index = 11; index < 22; index += 1) await buckets.take(`ip:${index}`, { ratePerMinute: 60, burst: 10 });
     expect(buckets.size).toBe(22);
     // Doubled (23 > 22): the 11 full again since 1 s are forgotten, the 12 fresh ones kept.
-    await buckets.take('ip:22', 10, 0.001);
+    await buckets.take('ip:22', { ratePerMinute: 60, burst: 10 });
     expect(buckets.size).toBe(12);
   });
 });

@@ -1,4 +1,4 @@
-import { bucketCapacity, RateLimitGroup, RateLimitTier } from '@acct/limits';
+import { bucketCapacity, BucketRate, RateLimitGroup, RateLimitTier } from '@acct/limits';
 import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
 
@@ -53,13 +53,12 @@ export class RateLimiter {
    */
   async take(tier: RateLimitTier, key: string, count?: UsageCount): Promise<RateLimitDecision> {
     const capacity = bucketCapacity(tier);
-    const ratePerMs = tier.ratePerMinute / 60_000;
     // An empty bucket fills in capacity / rate, which is the burst in seconds: written so, it is exact.
     const windowMs = tier.burst * 1000;
     const bucket = `${tier.group}:${key}`;
     const decision: RateLimitDecision = this.isShared(tier.group)
-      ? await this.takeShared(bucket, capacity, ratePerMs, windowMs, count)
-      : { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'instance' };
+      ? await this.takeShared(bucket, tier, capacity, windowMs, count)
+      : { ...(await this.local.take(bucket, tier)), capacity, windowMs, source: 'instance' };
     this.decisions?.inc({
       group: tier.group,
       outcome: decision.overQuota ? 'over_quota' : decision.allowed ? 'allowed' : 'limited',
@@ -70,13 +69,13 @@ export class RateLimiter {
 
   private async takeShared(
     bucket: string,
+    rate: BucketRate,
     capacity: number,
-    ratePerMs: number,
     windowMs: number,
     count: UsageCount | undefined,
   ): Promise<RateLimitDecision> {
     try {
-      const decision = await this.shared.take(bucket, capacity, ratePerMs, count);
+      const decision = await this.shared.take(bucket, rate, count);
       if (this.usingFallback) this.logger.log('Redis answers again: back to shared rate-limit buckets');
       this.usingFallback = false;
       return { ...decision, capacity, windowMs, source: 'redis' };
@@ -85,7 +84,7 @@ export class RateLimiter {
         this.logger.warn(`Redis unavailable (${(error as Error).message}): rate limits fall back to this instance`);
       }
       this.usingFallback = true;
-      return { ...(await this.local.take(bucket, capacity, ratePerMs)), capacity, windowMs, source: 'local' };
+      return { ...(await this.local.take(bucket, rate)), capacity, windowMs, source: 'local' };
     }
   }
 }

@@ -10,8 +10,7 @@ describe('RedisTokenBuckets (real Redis)', () => {
   const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
   const buckets = new RedisTokenBuckets(redis);
   // 3 tokens, refilled at one a minute: nothing comes back during the test.
-  const capacity = 3;
-  const ratePerMs = 1 / 60_000;
+  const rate = { ratePerMinute: 1, burst: 180 };
 
   afterAll(() => redis.quit());
 
@@ -22,7 +21,7 @@ describe('RedisTokenBuckets (real Redis)', () => {
     const bucketKey = `rl:{${orgId}}:${bucket}`;
     try {
       const decisions = [];
-      for (let index = 0; index < 4; index += 1) decisions.push(await buckets.take(bucket, capacity, ratePerMs, usage));
+      for (let index = 0; index < 4; index += 1) decisions.push(await buckets.take(bucket, rate, usage));
 
       expect(decisions.map((decision) => [decision.allowed, decision.remaining, decision.counted])).toEqual([
         [true, 2, true],
@@ -49,7 +48,7 @@ describe('RedisTokenBuckets (real Redis)', () => {
     const bucketKey = `rl:{${orgId}}:${bucket}`;
     try {
       const decisions = [];
-      for (let index = 0; index < 3; index += 1) decisions.push(await buckets.take(bucket, capacity, ratePerMs, usage));
+      for (let index = 0; index < 3; index += 1) decisions.push(await buckets.take(bucket, rate, usage));
       expect(
         decisions.map(({ allowed, remaining, counted, overQuota }) => [allowed, remaining, counted, overQuota]),
       ).toEqual([
@@ -59,13 +58,13 @@ describe('RedisTokenBuckets (real Redis)', () => {
       ]);
       expect(await redis.get(usage.key)).toBe('2');
       // A quota raised later in the day admits again, counting on.
-      expect(await buckets.take(bucket, capacity, ratePerMs, { ...usage, limit: 3 })).toMatchObject({
+      expect(await buckets.take(bucket, rate, { ...usage, limit: 3 })).toMatchObject({
         allowed: true,
         overQuota: false,
       });
       expect(await redis.get(usage.key)).toBe('3');
       // A quota of 0 admits nothing.
-      expect(await buckets.take(bucket, capacity, ratePerMs, { ...usage, limit: 0 })).toMatchObject({
+      expect(await buckets.take(bucket, rate, { ...usage, limit: 0 })).toMatchObject({
         overQuota: true,
       });
     } finally {
@@ -83,7 +82,7 @@ describe('RedisTokenBuckets (real Redis)', () => {
       // Two connections (two gateways), 20 tokens with 3 tokens each: 60 requests for a quota of 25.
       const decisions = await Promise.all(
         tokens.flatMap((bucket, index) =>
-          [0, 1, 2].map(() => (index % 2 === 0 ? buckets : buckets2).take(bucket, capacity, ratePerMs, usage)),
+          [0, 1, 2].map(() => (index % 2 === 0 ? buckets : buckets2).take(bucket, rate, usage)),
         ),
       );
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(25);
@@ -95,11 +94,29 @@ describe('RedisTokenBuckets (real Redis)', () => {
     }
   });
 
+  it('says to the millisecond when the next token is due, whatever floating point makes of the rate', async () => {
+    // 2/min with burst 59: 1.9666… tokens, one taken; the next is due 1000 ms after the first request.
+    // Kept in tokens, the script said 1001 ms (Retry-After 2) and a full bucket 30 001 ms away.
+    const answers = [];
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const bucket = `users.read:token:${randomUUID()}`;
+      try {
+        const first = await buckets.take(bucket, { ratePerMinute: 2, burst: 59 });
+        const second = await buckets.take(bucket, { ratePerMinute: 2, burst: 59 });
+        const elapsed = second.now - first.now;
+        answers.push([first.allowed, second.allowed, second.msUntilToken + elapsed, second.msUntilFull + elapsed]);
+      } finally {
+        await redis.del(`rl:{${bucket}}`);
+      }
+    }
+    expect(answers).toEqual(Array.from({ length: 5 }, () => [true, false, 1000, 30_000]));
+  });
+
   it('keeps a bucket decided without a count in a slot of its own, and counts nothing', async () => {
     const bucket = `auth:ip:${randomUUID()}`;
     const bucketKey = `rl:{${bucket}}`;
     try {
-      expect(await buckets.take(bucket, capacity, ratePerMs)).toMatchObject({
+      expect(await buckets.take(bucket, rate)).toMatchObject({
         allowed: true,
         remaining: 2,
         counted: false,

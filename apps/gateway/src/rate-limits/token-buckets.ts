@@ -1,4 +1,4 @@
-import { BucketDecision, BucketState, takeToken } from '@acct/limits';
+import { BucketDecision, BucketRate, BucketState, bucketUnits, takeToken, UNITS_PER_TOKEN } from '@acct/limits';
 import Redis from 'ioredis';
 
 import { countRequestLua, UsageCount } from './api-usage';
@@ -11,11 +11,13 @@ import { countRequestLua, UsageCount } from './api-usage';
  * the org's quota ARGV[4] (negative: none): then no token is taken, nothing is counted and the answer says
  * so (its sixth value), so concurrent requests at every gateway admit exactly the quota. A bucket is
  * one key, and a counted bucket shares its counter's hash slot (RedisTokenBuckets), so it works on
- * Redis Cluster.
+ * Redis Cluster. Tokens are counted in units (UNITS_PER_TOKEN a token, ARGV[1] and ARGV[2] in units),
+ * so every quantity is a whole number, exactly as in takeToken.
  */
 const TAKE_TOKEN_LUA = `
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
+local unit = ${UNITS_PER_TOKEN}
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local overQuota = 0
@@ -23,32 +25,32 @@ if #KEYS > 1 then
   local quota = tonumber(ARGV[4])
   if quota >= 0 and (tonumber(redis.call('GET', KEYS[2])) or 0) >= quota then overQuota = 1 end
 end
-local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = tonumber(state[1])
+local state = redis.call('HMGET', KEYS[1], 'units', 'ts')
+local units = tonumber(state[1])
 local ts = tonumber(state[2])
-if tokens == nil or ts == nil then
-  tokens = capacity
+if units == nil or ts == nil then
+  units = capacity
   ts = now
 end
 if now > ts then
-  tokens = math.min(capacity, tokens + (now - ts) * rate)
+  units = math.min(capacity, units + (now - ts) * rate)
 end
 local allowed = 0
-if overQuota == 0 and tokens >= 1 then
-  tokens = tokens - 1
+if overQuota == 0 and units >= unit then
+  units = units - unit
   allowed = 1
 end
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'ts', now)
-local untilFull = math.ceil((capacity - tokens) / rate)
+redis.call('HSET', KEYS[1], 'units', string.format('%.17g', units), 'ts', now)
+local untilFull = math.ceil((capacity - units) / rate)
 redis.call('PEXPIRE', KEYS[1], untilFull + 1000)
 local untilToken = 0
-if tokens < 1 then
-  untilToken = math.ceil((1 - tokens) / rate)
+if units < unit then
+  untilToken = math.ceil((unit - units) / rate)
 end
 if #KEYS > 1 and overQuota == 0 then
 ${countRequestLua('KEYS[2]', 'ARGV[3]')}
 end
-return { allowed, math.floor(tokens), untilFull, untilToken, now, overQuota }
+return { allowed, math.floor(units / unit), untilFull, untilToken, now, overQuota }
 `;
 
 /**
@@ -62,7 +64,7 @@ export interface TokenBuckets {
    * Takes a token from the bucket `key`; `count`, when given, is incremented in the same step if these
    * buckets can (`counted`). Give `count` always or never for one bucket: it decides where the bucket is.
    */
-  take(key: string, capacity: number, ratePerMs: number, count?: UsageCount): Promise<CountedDecision>;
+  take(key: string, rate: BucketRate, count?: UsageCount): Promise<CountedDecision>;
 }
 
 type TakeTokenReply = [number, number, number, number, number, number];
@@ -89,7 +91,8 @@ export class RedisTokenBuckets implements TokenBuckets {
     this.takeTokenAndCount = commands.takeTokenAndCount.bind(redis);
   }
 
-  async take(key: string, capacity: number, ratePerMs: number, count?: UsageCount): Promise<CountedDecision> {
+  async take(key: string, rate: BucketRate, count?: UsageCount): Promise<CountedDecision> {
+    const { capacity, perMs } = bucketUnits(rate);
     // A counted bucket is kept in its counter's hash slot (`rl:{<the counter's tag>}:<key>`), so a
     // script may touch both on Redis Cluster; any other bucket is a slot of its own.
     const [allowed, remaining, msUntilFull, msUntilToken, now, overQuota] = count
@@ -97,11 +100,11 @@ export class RedisTokenBuckets implements TokenBuckets {
           `rl:{${hashTagOf(count.key)}}:${key}`,
           count.key,
           String(capacity),
-          String(ratePerMs),
+          String(perMs),
           String(count.retentionSeconds),
           String(count.limit),
         )
-      : await this.takeToken(`rl:{${key}}`, String(capacity), String(ratePerMs));
+      : await this.takeToken(`rl:{${key}}`, String(capacity), String(perMs));
     return {
       allowed: allowed === 1,
       remaining,
@@ -148,9 +151,9 @@ export class InProcessTokenBuckets implements TokenBuckets {
   }
 
   /** Counts nothing (`counted` false), so holds no quota: the caller counts its request on its own. */
-  take(key: string, capacity: number, ratePerMs: number): Promise<CountedDecision> {
+  take(key: string, rate: BucketRate): Promise<CountedDecision> {
     const now = this.clock();
-    const { decision, state } = takeToken(this.buckets.get(key), capacity, ratePerMs, now);
+    const { decision, state } = takeToken(this.buckets.get(key), rate, now);
     this.buckets.set(key, { ...state, fullAt: now + decision.msUntilFull });
     if (this.buckets.size > this.sweepAt) this.sweep(now);
     return Promise.resolve({ ...decision, counted: false, overQuota: false });
