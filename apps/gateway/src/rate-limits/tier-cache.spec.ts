@@ -117,4 +117,18 @@ describe('TierCache', () => {
     platform.answer(-1);
     expect(await stale).toMatchObject({ apiRequestsPerDay: 5 });
   });
+
+  it('holds an org it never heard of to the standard tiers once the platform failed to answer, so later requests wait for nothing', async () => {
+    const first = cache.limitsOf('never-seen');
+    platform.answer(-1); // the first call fails (unreachable, or past its deadline)
+    expect(await first).toEqual({ tiers: STANDARD_TIERS, apiRequestsPerDay: NO_QUOTA });
+    // The platform now hangs: no request waits for it, and one fetch at a time retries behind them.
+    expect(await cache.limitsOf('never-seen')).toEqual({ tiers: STANDARD_TIERS, apiRequestsPerDay: NO_QUOTA });
+    expect(await cache.limitsOf('never-seen')).toEqual({ tiers: STANDARD_TIERS, apiRequestsPerDay: NO_QUOTA });
+    expect(platform.calls).toBe(2);
+    // The platform is back: its answer replaces the standard tiers.
+    platform.answer(900, 5);
+    await settle();
+    expect(await cache.limitsOf('never-seen')).toMatchObject({ apiRequestsPerDay: 5 });
+  });
 });

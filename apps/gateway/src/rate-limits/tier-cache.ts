@@ -29,6 +29,8 @@ interface Entry {
  * Once an org's tiers have expired, a request waits for their refresh at most
  * RATE_LIMIT_TIERS_REFRESH_WAIT_MS and is otherwise decided with the last known tiers while the
  * refresh goes on, so a slow or hung platform costs a request that much, not a whole gRPC deadline.
+ * The first request about an org waits for its tiers (concurrent ones share the call); once that
+ * call has failed, the standard tiers are the org's known ones until the platform answers.
  * In steady use no request waits at all: a request in the second half of the TTL starts the refresh
  * in the background and is decided with the tiers in memory, which the refresh then replaces.
  */
@@ -75,7 +77,17 @@ export class TierCache {
       return limits;
     } catch (error) {
       this.logger.warn(`limits of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
-      return stale?.limits ?? unknownOrg();
+      if (stale) return stale.limits;
+      // Remembered as the org's limits for a TTL, each request retrying in the background: while the
+      // platform is away, an org never heard of (and every unauthenticated request) waits for nothing.
+      const fallback = unknownOrg();
+      const failedAt = Date.now();
+      this.entries.set(orgId, {
+        limits: fallback,
+        refreshAt: failedAt,
+        expiresAt: failedAt + this.config.RATE_LIMIT_TIERS_TTL_MS,
+      });
+      return fallback;
     }
   }
 }
