@@ -38,6 +38,24 @@ describe('HealthReporter at start', () => {
   });
 });
 
+describe('HealthReporter when the platform answers with an error', () => {
+  it.each([
+    ['an internal error', new DomainError('internal_error', 'An unexpected error occurred.')],
+    ["the gateway's token refused", new DomainError('unauthenticated', 'The access token is not valid.')],
+    ['an error of no kind it knows', new Error('boom')],
+  ])('reports the platform down and becomes ready after %s, as after no answer', async (_, error) => {
+    const platform = {
+      call: jest.fn(() => Promise.reject(error)),
+      connected: () => false,
+    } as unknown as PlatformBackend;
+    const reporter = new HealthReporter(platform, loadGatewayConfig({}));
+    const report = await reporter.report();
+    expect(report.status).toBe('down');
+    expect(report.checks.find((check) => check.component === 'platform')?.status).toBe('down');
+    await expect(reporter.check()).resolves.toBeUndefined();
+  });
+});
+
 describe('HealthReporter answering from memory', () => {
   const platformAnswer = (status: string) => ({
     status,

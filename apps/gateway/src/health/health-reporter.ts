@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 
 import { ReadinessCheck } from '@acct/observability';
 import { DomainError } from '@acct/problem';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 
 import { PlatformBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig, SERVICE_VERSION } from '../config';
@@ -24,7 +24,7 @@ type ComponentStatus = HealthReport['checks'][number]['status'];
  * The health report (interface §2.3, contract §5): the platform's latest probe results plus the
  * gateway's own call to the platform as the `platform` component. Every report is measured: the
  * platform answers only once its first probe round is done, and a platform that does not answer
- * within the deadline is reported `down` with the time the gateway waited, every component it probes
+ * within the deadline (or answers with an error) is reported `down` with the time the gateway waited, every component it probes
  * `down` with it (nothing measured them, and the report still names them all). The gateway asks once at
  * start and is unready (a readiness check) until that first report is in, whatever it says.
  *
@@ -38,6 +38,7 @@ type ComponentStatus = HealthReport['checks'][number]['status'];
 @Injectable()
 export class HealthReporter implements OnApplicationBootstrap, OnApplicationShutdown, ReadinessCheck {
   readonly name = 'health_report';
+  private readonly logger = new Logger('health');
   private latest?: HealthReport;
   private measuring?: Promise<HealthReport>;
   private timer?: NodeJS.Timeout;
@@ -102,7 +103,13 @@ export class HealthReporter implements OnApplicationBootstrap, OnApplicationShut
         ],
       };
     } catch (error) {
-      if (!(error instanceof DomainError) || error.code !== 'service_unavailable') throw error;
+      // Any other refusal (an internal error, the gateway's own token refused) is no answer either: the
+      // report says so rather than going stale, or never coming in at start (the gateway never ready).
+      if (!(error instanceof DomainError) || error.code !== 'service_unavailable') {
+        this.logger.warn(
+          `the platform's health answer failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
       const latency_ms = millisSince(started);
       return {
         status: 'down',
