@@ -76,6 +76,16 @@ describe('RateLimitsService', () => {
       expect(written).toEqual([]);
     });
 
+    it('refuses an override of the auth group, whose requests name no org, and stores nothing', async () => {
+      const { repository, written } = repositoryWith();
+      const tier: RateLimitTier = { group: 'auth', ratePerMinute: 600, burst: 20, scope: 'per-ip' };
+      await expect(fieldsOf(new RateLimitsService(repository).setOverride('org-1', tier))).resolves.toEqual({
+        code: 'validation_failed',
+        fields: ['group'],
+      });
+      expect(written).toEqual([]);
+    });
+
     it('refuses a rate below one per minute', async () => {
       const { repository, written } = repositoryWith();
       const tier: RateLimitTier = { group: 'default', ratePerMinute: 0, burst: 5, scope: 'per-ip' };

@@ -9,6 +9,12 @@ const PLAN_TIERS: Record<string, readonly RateLimitTier[]> = { standard: STANDAR
 export const DEFAULT_PLAN = 'standard';
 /** The most a rate or a burst can be: both are stored and sent (platform.proto) as 32-bit integers. */
 const MAX_TIER_VALUE = 2_147_483_647;
+/**
+ * The group whose requests never name an org (the token endpoint, the login page, revocation and
+ * introspection authenticate a client or a user in their body, not with a bearer token): the gateway
+ * holds them to the standard tier, so an org's override of it would be reported and never applied.
+ */
+const NO_ORG_GROUP = 'auth';
 const isTierValue = (value: number) => Number.isInteger(value) && value >= 1 && value <= MAX_TIER_VALUE;
 
 @Injectable()
@@ -27,6 +33,11 @@ export class RateLimitsService {
     const errors: FieldError[] = [];
     if (!(RATE_LIMIT_GROUPS as readonly string[]).includes(tier.group)) {
       errors.push({ field: 'group', message: `must be one of ${RATE_LIMIT_GROUPS.join(', ')}` });
+    } else if (tier.group === NO_ORG_GROUP) {
+      errors.push({
+        field: 'group',
+        message: `${NO_ORG_GROUP} cannot be set per org: its requests carry no token that names an org`,
+      });
     }
     if (!isTierValue(tier.ratePerMinute)) {
       errors.push({ field: 'rate_per_minute', message: `must be a positive integer up to ${MAX_TIER_VALUE}` });
