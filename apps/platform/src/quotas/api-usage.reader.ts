@@ -6,12 +6,14 @@ import { PLATFORM_CONFIG, PlatformConfig } from '../config';
 
 /**
  * Today's API requests of an org, as counted by the gateways in Redis. While Redis is away the last
- * value read is reported.
+ * value read today is reported (0 on a day not read yet); one value is kept per org, so the memory
+ * does not grow by a day's key per org each day.
  */
 @Injectable()
 export class ApiUsageReader implements OnModuleDestroy {
   private readonly redis: Redis;
-  private readonly lastKnown = new Map<string, number>();
+  /** Per org: the last value read, and of which day's counter (its key). */
+  private readonly lastKnown = new Map<string, { key: string; value: number }>();
 
   constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
     this.redis = new Redis(config.REDIS_URL, {
@@ -27,10 +29,11 @@ export class ApiUsageReader implements OnModuleDestroy {
     const key = apiUsageKey(orgId, now);
     try {
       const value = Number((await this.redis.get(key)) ?? 0);
-      this.lastKnown.set(key, value);
+      this.lastKnown.set(orgId, { key, value });
       return value;
     } catch {
-      return this.lastKnown.get(key) ?? 0;
+      const last = this.lastKnown.get(orgId);
+      return last?.key === key ? last.value : 0;
     }
   }
 
