@@ -539,6 +539,30 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       expect(signedIn.code).not.toBe('');
     });
 
+    it("keeps a ticket renewed by a missing code to the first one's five minutes: the code step cannot be stretched", async () => {
+      auth.harness.clock.advance(90_000);
+      const ip = freshIp();
+      const request = parameters();
+      const { mfaTicket: first } = await signIn({ parameters: request, username: MFA_USER.email, clientIp: ip });
+      auth.harness.clock.advance(4 * 60_000);
+      // No code: mfa_required again, with a ticket to go on from.
+      const { mfaTicket: renewed } = await signIn({
+        parameters: request,
+        username: '',
+        password: '',
+        mfaTicket: first,
+        mfaCode: '',
+        clientIp: ip,
+      });
+      expect(renewed).not.toBe('');
+      // Past five minutes from the password step, the renewed ticket is over too.
+      auth.harness.clock.advance(61_000);
+      const error = await refusal(
+        signIn({ parameters: request, username: '', password: '', mfaTicket: renewed, mfaCode: totp(), clientIp: ip }),
+      );
+      expect(error.code).toBe('forbidden');
+    });
+
     it('refuses a ticket for another authorization request, an expired or a forged one', async () => {
       auth.harness.clock.advance(90_000);
       const ip = freshIp();

@@ -120,7 +120,8 @@ export class AuthorizationService {
         return {
           ...NO_ERROR,
           code: '',
-          mfaTicket: this.seals.mfaTicket(username, awaiting, fingerprint),
+          // A ticket answered with another mfa_required keeps its password step's time and deadline.
+          mfaTicket: this.seals.mfaTicket(username, awaiting, fingerprint, ticket?.checkedAt),
           deviceToken: '',
         };
       }

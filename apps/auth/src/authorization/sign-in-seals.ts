@@ -60,8 +60,12 @@ export class SignInSeals {
     return expected !== '' && equal(token, expected);
   }
 
-  mfaTicket(username: string, user: VerifiedUser, request: string): string {
-    const body: TicketBody = { username, user, request, expiresAt: this.clock.now() + MFA_TICKET_TTL_MS };
+  /**
+   * A ticket for the code step of a sign-in whose password was checked at `checkedAt` (now, unless the
+   * ticket renews an earlier one: it keeps that one's deadline, so an empty code cannot stretch the step).
+   */
+  mfaTicket(username: string, user: VerifiedUser, request: string, checkedAt = this.clock.now()): string {
+    const body: TicketBody = { username, user, request, expiresAt: checkedAt + MFA_TICKET_TTL_MS };
     const encoded = Buffer.from(JSON.stringify(body)).toString('base64url');
     return `${encoded}.${this.mac(`mfa.${encoded}`)}`;
   }
