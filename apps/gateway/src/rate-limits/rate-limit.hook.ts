@@ -33,10 +33,11 @@ export const API_USAGE = Symbol('API_USAGE');
  */
 @Injectable()
 export class RateLimitHook {
-  /** The outcome `handle` decided for each request, by its response (see `limitPeer`). */
-  private readonly decided = new WeakMap<ServerResponse, PeerLimit>();
-  /** Refusals waiting for the outcome of a request `handle` has not decided yet. */
-  private readonly awaited = new WeakMap<ServerResponse, (outcome: PeerLimit) => void>();
+  /**
+   * By a request's response (see `limitPeer`): the outcome `handle` decided for it, or, before that,
+   * the refusal waiting for it.
+   */
+  private readonly outcomes = new WeakMap<ServerResponse, PeerLimit | ((outcome: PeerLimit) => void)>();
 
   constructor(
     private readonly tiers: TierCache,
@@ -54,14 +55,13 @@ export class RateLimitHook {
    */
   async limitPeer(remoteAddress: string | undefined, inFlight?: ServerResponse): Promise<PeerLimit> {
     if (inFlight) {
-      return this.decided.get(inFlight) ?? new Promise((resolve) => this.awaited.set(inFlight, resolve));
+      const decided = this.outcomes.get(inFlight);
+      if (decided && typeof decided !== 'function') return decided;
+      return new Promise((resolve) => this.outcomes.set(inFlight, resolve));
     }
     const tier = tierOf((await this.tiers.limitsOf(undefined)).tiers, 'default');
     const decision = await this.limiter.take(tier, `ip:${addressKey(socketAddress(remoteAddress))}`);
-    return {
-      headers: rateLimitHeaders(tier.group, decision),
-      refusal: decision.allowed ? undefined : rateLimited(tier.group, decision),
-    };
+    return { headers: rateLimitHeaders(tier.group, decision), refusal: refusalOf(tier.group, decision, NO_QUOTA) };
   }
 
   async handle(request: FastifyRequest, reply: FastifyReply) {
@@ -88,8 +88,9 @@ export class RateLimitHook {
       refusal: refusalOf(tier.group, decision, quota),
     };
     // Node's parser may still refuse the rest of this request (its body): that answer carries this outcome.
-    this.decided.set(reply.raw, outcome);
-    this.awaited.get(reply.raw)?.(outcome);
+    const waiting = this.outcomes.get(reply.raw);
+    this.outcomes.set(reply.raw, outcome);
+    if (typeof waiting === 'function') waiting(outcome);
     if (outcome.refusal) return sendProblem(request, reply, outcome.refusal);
   }
 }
