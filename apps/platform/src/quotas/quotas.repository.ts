@@ -99,41 +99,35 @@ const SET_GAUGE = appliedOnce(`
  * (ON CONFLICT locks it), so the second sees the first's flag.
  */
 
-/** A counted quota: one more, unless the user was counted already or its deletion came first. */
-const COUNT_USER_CREATED = appliedOnce(
-  `
-  INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-  SELECT $3::text, $5::text, $6::text, 1, $7::timestamptz
-  WHERE EXISTS (SELECT 1 FROM marked WHERE NOT marked.deleted)
-  ON CONFLICT (org_id, dimension, name) DO UPDATE
-    SET used = quota_usage.used + 1, reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`,
-  `marked AS (
-    INSERT INTO counted_users (user_id, org_id, created)
-    SELECT $4::text, $3::text, true WHERE EXISTS (SELECT 1 FROM processed)
-    ON CONFLICT (user_id) DO UPDATE SET created = true WHERE NOT counted_users.created
-    RETURNING deleted
-  )`,
-);
-
 /**
- * A counted quota: one fewer (never below zero), once, and only for a user whose creation was
- * counted; a deletion that comes first leaves its mark, so the creation that follows is not counted.
+ * The statement of a user's `mark` (its creation or deletion) on a counted quota, by `delta`: the
+ * usage changes (never below zero) when the mark is new and `counts` (SQL on `marked`, the user's row
+ * returning the other mark) holds.
  */
-const COUNT_USER_DELETED = appliedOnce(
-  `
+function countedUser(mark: 'created' | 'deleted', delta: 1 | -1, counts: string): string {
+  const other = mark === 'created' ? 'deleted' : 'created';
+  return appliedOnce(
+    `
   INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-  SELECT $3::text, $5::text, $6::text, 0, $7::timestamptz
-  WHERE EXISTS (SELECT 1 FROM marked WHERE marked.created)
+  SELECT $3::text, $5::text, $6::text, ${Math.max(delta, 0)}, $7::timestamptz
+  WHERE EXISTS (SELECT 1 FROM marked WHERE ${counts})
   ON CONFLICT (org_id, dimension, name) DO UPDATE
-    SET used = GREATEST(quota_usage.used - 1, 0),
+    SET used = GREATEST(quota_usage.used + (${delta}), 0),
         reported_at = GREATEST(quota_usage.reported_at, EXCLUDED.reported_at)`,
-  `marked AS (
-    INSERT INTO counted_users (user_id, org_id, deleted)
+    `marked AS (
+    INSERT INTO counted_users (user_id, org_id, ${mark})
     SELECT $4::text, $3::text, true WHERE EXISTS (SELECT 1 FROM processed)
-    ON CONFLICT (user_id) DO UPDATE SET deleted = true WHERE NOT counted_users.deleted
-    RETURNING created
+    ON CONFLICT (user_id) DO UPDATE SET ${mark} = true WHERE NOT counted_users.${mark}
+    RETURNING ${other}
   )`,
-);
+  );
+}
+
+/** One more, unless the user was counted already or its deletion came first. */
+const COUNT_USER_CREATED = countedUser('created', 1, 'NOT marked.deleted');
+
+/** One fewer, once, and only for a user whose creation was counted (a deletion that comes first leaves its mark). */
+const COUNT_USER_DELETED = countedUser('deleted', -1, 'marked.created');
 
 export const setGauge = (orgId: string, dimension: string, name: string, used: number, at: Date): EventEffect => ({
   statement: SET_GAUGE,

@@ -74,7 +74,7 @@ describe('UsageReportedConsumer and UserCountConsumer', () => {
     expect(applied[0]).toMatchObject({ type: USER_CREATED });
     const [statement] = applied[0].statements;
     expect(statement.values).toEqual([ORG, userData.user_id, 'api', 'Users', new Date(AT)]);
-    expect(statement.sql).toContain('used + 1');
+    expect(statement.sql).toContain('GREATEST(quota_usage.used + (1), 0)');
   });
 
   it('counts one fewer, never below zero, for identity.user.deleted, by user', async () => {
@@ -83,7 +83,7 @@ describe('UsageReportedConsumer and UserCountConsumer', () => {
     expect(applied).toHaveLength(1);
     const [statement] = applied[0].statements;
     expect(statement.values).toEqual([ORG, userData.user_id, 'api', 'Users', new Date(AT)]);
-    expect(statement.sql).toContain('GREATEST(quota_usage.used - 1, 0)');
+    expect(statement.sql).toContain('GREATEST(quota_usage.used + (-1), 0)');
   });
 
   it('acknowledges the other identity events without counting them as usage', async () => {
