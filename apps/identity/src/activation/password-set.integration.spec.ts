@@ -1,7 +1,10 @@
-import { PASSWORD_RESET_ISSUED } from '@acct/events';
+import { INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
+import { PASSWORD_RESET_ISSUED, USER_PASSWORD_CHANGED } from '@acct/events';
 
+import { VerifyPasswordService } from '../credentials/verify-password.service';
+import { PasswordHasher } from '../passwords/password-hasher';
 import { PrismaService } from '../prisma/prisma.service';
-import { domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
+import { callerOf, domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from '../users/create-user.service';
 import { DeleteUserService } from '../users/delete-user.service';
 import { PasswordSetService } from './password-set.service';
@@ -142,6 +145,42 @@ describe('password set (activation and reset links)', () => {
     await passwords.setPassword(await resetLink(user.id), 'first-password-1');
     const later = await resetLink(user.id);
     await expect(passwords.setPassword(later, 'second-password-1')).resolves.toMatchObject({ id: user.id });
+  });
+
+  it('ends the sessions of every login that still got in with the old password while the new one was hashed', async () => {
+    const user = await newUser();
+    const email = `reset${sequence}@acme.example.com`;
+    await passwords.setPassword(await resetLink(user.id), 'the-old-password-1');
+    const link = await resetLink(user.id);
+    const hasher = identity.get(PasswordHasher);
+    const hash = hasher.hash.bind(hasher);
+    const auth = callerOf('client', 'auth', acme.orgId, [INTERNAL_IDENTITY_SCOPE]);
+    // A login checked while the new password is hashed (argon2 takes its time) still finds the old one.
+    let loginCheckedAt = 0;
+    const spy = jest.spyOn(hasher, 'hash').mockImplementationOnce(async (password) => {
+      const hashed = await hash(password);
+      identity.clock.advance(500);
+      loginCheckedAt = identity.clock.now();
+      expect((await identity.get(VerifyPasswordService).verify(auth, email, 'the-old-password-1')).valid).toBe(true);
+      identity.clock.advance(500);
+      return hashed;
+    });
+    try {
+      await passwords.setPassword(link, 'the-new-password-1');
+    } finally {
+      spy.mockRestore();
+    }
+
+    const [changed] = (
+      await identity.get(PrismaService).outboxEvent.findMany({
+        where: { type: USER_PASSWORD_CHANGED },
+        orderBy: { createdAt: 'desc' },
+      })
+    )
+      .map((event) => event.payload as { data: { user_id: string; occurred_at: string } })
+      .filter((event) => event.data.user_id === user.id);
+    // Auth ends the sessions begun before occurred_at: that login's must be one of them.
+    expect(Date.parse(changed.data.occurred_at)).toBeGreaterThan(loginCheckedAt);
   });
 
   it('gives no link for a user deleted while the link was being issued (404), and leaves none behind', async () => {

@@ -52,15 +52,17 @@ export class PasswordSetService {
   async setPassword(token: string, password: string): Promise<identityV1.User> {
     const problem = passwordProblem(password);
     if (problem) throw validationFailed([{ field: 'password', message: problem }]);
-    const now = this.clock.date();
     const found = await this.tokens.findByToken(token);
-    if (!found || found.usedAt || found.expiresAt <= now) throw invalidToken();
+    if (!found || found.usedAt || found.expiresAt <= this.clock.date()) throw invalidToken();
     const passwordHash = await this.hasher.hash(password);
     const user = await this.transactions.run(async (db) => {
       // The user's row before its tokens, in the order DeleteUser takes them: a deletion and a use of
       // the user's link wait for each other instead of deadlocking, and a link whose user is gone is
       // refused like any unknown link.
       if (!(await this.credentials.lockUser(db, found.userId))) throw invalidToken();
+      // The change's time is read now, not before the hash: a login checked while argon2 ran still
+      // found the old password, and auth ends only the sessions begun before this time.
+      const now = this.clock.date();
       if (!(await this.tokens.consume(db, found.id, now))) throw invalidToken();
       await this.tokens.retireAllOf(db, found.userId, now);
       const { user, activated } = await this.credentials.setPassword(db, found.userId, passwordHash, now);
