@@ -1,5 +1,5 @@
 import { AccessTokenVerifier, Caller } from '@acct/access-token';
-import { USER_DELETED, USER_DISABLED, USER_PASSWORD_CHANGED } from '@acct/events';
+import { USER_DELETED, USER_DISABLED, USER_PASSWORD_CHANGED, USER_UPDATED } from '@acct/events';
 import { ACCESS_TOKEN_VERIFIER } from '@acct/grpc';
 import { Revocations } from '@acct/revocation';
 import { waitFor } from '@acct/testing';
@@ -342,6 +342,41 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     expect(await accepted(after.accessToken)).toBe(true);
     const malformed = { ...message, string: () => '{"type":"identity.user.password_changed"}' };
     await expect(consumer.handle(malformed)).resolves.toBe('reject');
+  });
+
+  it('ends the sessions begun before an admin took a role from the user, and only for a role taken away', async () => {
+    const user = USERS[0];
+    const updated = (seq: number, at: number, data: Record<string, unknown>) => {
+      const event = {
+        id: `4c2a9e71-3b5d-4f6a-8e1c-${String(seq).padStart(12, '0')}`,
+        type: USER_UPDATED,
+        version: 1,
+        occurred_at: new Date(at).toISOString(),
+        data: { user_id: user.id, org_id: ORG, ...data },
+      };
+      return { subject: USER_UPDATED, seq, string: () => JSON.stringify(event) } as unknown as JsMsg;
+    };
+    const consumer = harness.get(SessionEndingEventsConsumer);
+    const before = await login(user.email);
+    harness.clock.advance(2000);
+    // A new name, or a role given, leaves the sessions alone: their tokens claim nothing the user lacks.
+    await expect(consumer.handle(updated(1, harness.clock.now(), { changed: ['display_name'] }))).resolves.toBe('ack');
+    const given = { changed: ['roles'], roles_before: ['member'], roles_after: ['member', 'admin'] };
+    await expect(consumer.handle(updated(2, harness.clock.now(), given))).resolves.toBe('ack');
+    expect(await refreshRevoked(before.refreshToken)).toBe(false);
+    expect(await accepted(before.accessToken)).toBe(true);
+
+    // admin taken away: the tokens issued before claim a role the user no longer holds.
+    const demotedAt = harness.clock.now();
+    harness.clock.advance(1000);
+    const after = await login(user.email);
+    const taken = { changed: ['roles'], roles_before: ['admin'], roles_after: ['member'] };
+    await expect(consumer.handle(updated(3, demotedAt, taken))).resolves.toBe('ack');
+    expect(await refreshRevoked(before.refreshToken)).toBe(true);
+    expect(await accepted(before.accessToken)).toBe(false);
+    await refusedElsewhereWithin(before.accessToken);
+    expect(await refreshRevoked(after.refreshToken)).toBe(false);
+    expect(await accepted(after.accessToken)).toBe(true);
   });
 
   it("leaves no session to a login whose password was checked just before the user's sessions were ended", async () => {
