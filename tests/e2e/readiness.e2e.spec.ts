@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import {
   databaseUrl,
+  DedicatedServer,
   dropDatabases,
   listServicesByReflection,
   postgresServerUrl,
@@ -123,5 +124,50 @@ describe('readiness follows the schema', () => {
       'platform.v1.PlatformService',
     ]);
     expect(await identityHealth.check('platform.v1.PlatformService')).toEqual({ code: 5 });
+  });
+});
+
+/**
+ * README Decisions, "Token revocation": a process that verifies tokens is not ready until it has read
+ * the revocation set once (it refuses every token with 503 until then). The gateway verifies tokens
+ * too, so its `/readyz` must say so, or Kubernetes routes to a gateway that refuses every caller.
+ */
+describe('the gateway is ready only once it knows the revocations', () => {
+  let redis: DedicatedServer;
+  let stack: TestStack;
+
+  const readyz = async () => {
+    const response = await fetch(stack.opsUrl('gateway', '/readyz'));
+    return { status: response.status, body: JSON.stringify(await response.json()) };
+  };
+
+  beforeAll(async () => {
+    redis = await DedicatedServer.redis();
+    await redis.stop();
+    // The gateway alone: its first health report (the platform does not answer: `down`) comes at once.
+    stack = await TestStack.start({ apps: ['gateway'], redisUrl: redis.url });
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await redis?.stop();
+  });
+
+  it('stays unready, naming the revocations, while Redis was never read; ready once it is', async () => {
+    // Its own first health report is in: the only thing missing is the revocation set.
+    await waitFor('first health report', async () =>
+      (await readyz()).body.includes('"health_report":{"status":"up"') ? true : undefined,
+    );
+    const before = await readyz();
+    expect(before.status).toBe(503);
+    expect(before.body).toContain(
+      '"revocations":{"message":"the revocation list was not read from Redis yet","status":"down"}',
+    );
+
+    await redis.start();
+
+    await waitFor('gateway ready', async () => ((await readyz()).status === 200 ? true : undefined), {
+      timeoutMs: 15_000,
+    });
   });
 });

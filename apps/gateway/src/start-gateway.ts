@@ -12,6 +12,7 @@ import {
   OpsModule,
 } from '@acct/observability';
 import { DomainError } from '@acct/problem';
+import { RevocationsReadiness } from '@acct/revocation';
 import fastifyCookie from '@fastify/cookie';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -141,12 +142,26 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   serveApiDocs(app, buildOpenApiDocument(app));
   await app.listen(config.GATEWAY_PORT, config.BIND_HOST);
 
-  // The ops port is an app of its own: it gets the readiness checks of the public app as values.
+  // The ops port is an app of its own: it gets the readiness checks of the public app as values. The
+  // revocation set is one: until it was read once, every token is refused (503), as in every service.
   const reporter = app.get(HealthReporter);
-  @Module({ providers: [{ provide: HealthReporter, useValue: reporter }], exports: [HealthReporter] })
+  const revocations = app.get(RevocationsReadiness);
+  @Module({
+    providers: [
+      { provide: HealthReporter, useValue: reporter },
+      { provide: RevocationsReadiness, useValue: revocations },
+    ],
+    exports: [HealthReporter, RevocationsReadiness],
+  })
   class GatewayReadinessModule {}
   @Module({
-    imports: [OpsModule.forRoot({ registry, readiness: [HealthReporter], imports: [GatewayReadinessModule] })],
+    imports: [
+      OpsModule.forRoot({
+        registry,
+        readiness: [HealthReporter, RevocationsReadiness],
+        imports: [GatewayReadinessModule],
+      }),
+    ],
   })
   class GatewayOpsModule {}
   const ops = await NestFactory.create<NestFastifyApplication>(GatewayOpsModule, new FastifyAdapter(), {
