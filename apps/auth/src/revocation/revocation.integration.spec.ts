@@ -258,6 +258,38 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     expect(await introspect(session.refreshToken)).toMatchObject({ active: false });
   });
 
+  it('says an access token is inactive from its exp on, though resource servers allow it 5 s of clock skew', async () => {
+    // Issued 10 s ago for 8 s: it expired 2 s ago, within the verifiers' tolerance for other clocks.
+    harness.clock.advance(-10_000);
+    const expired = await harness.get(AccessTokenIssuer).issue(
+      {
+        subject: USERS[0].id,
+        kind: 'user',
+        orgId: ORG,
+        clientId: 'account-platform-web',
+        scopes: ['users:read'],
+        roles: ['admin'],
+      },
+      8,
+    );
+    harness.clock.advance(10_000);
+    expect(expired.expiresAt).toBeLessThan(Date.now());
+    // RFC 7662 §2.2 and contract §6: not active once expired; auth's own clock is the issuer's.
+    expect(await introspect(expired.token)).toEqual({
+      active: false,
+      scope: '',
+      clientId: '',
+      sub: '',
+      exp: 0,
+      iat: 0,
+      iss: '',
+      aud: '',
+      jti: '',
+      tokenType: '',
+      orgId: '',
+    });
+  });
+
   it('says a refresh token is inactive once its client is deleted (the refresh grant refuses it from then on)', async () => {
     const clients = harness.get(ClientService);
     const app = await clients.create({
