@@ -31,6 +31,9 @@ export function pgDatabase(connectionString: string, options: PgAdapterOptions =
     connectionString,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
     max: options.poolSize ?? 10,
+    // Prisma's adapter sends a Date as UTC without an offset and reads a timestamptz's offset as +00:00:
+    // both hold only in a UTC session, whatever zone the server or database defaults to.
+    options: '-c TimeZone=UTC',
   });
   // A connection that fails while idle leaves the pool, and the next statement opens another: nothing
   // to do, but without a listener the pool's 'error' event would end the process.

@@ -1,4 +1,5 @@
-import { postgresServerUrl } from '@acct/testing';
+import { createEmptyDatabase, databaseUrl, dropDatabases, postgresServerUrl } from '@acct/testing';
+import pg from 'pg';
 
 import { pgAdapter, pgDatabase, statementNames } from './index';
 
@@ -101,5 +102,46 @@ describe('pgDatabase: Prisma and direct statements on one pool', () => {
     await open(false);
     expect(await database!.direct.query<{ next: number }>('SELECT $1::int + 1 AS next', [1])).toEqual([{ next: 2 }]);
     expect(await prepared()).toEqual([]);
+  });
+});
+
+describe('pgDatabase on a database whose time zone is not UTC', () => {
+  let name: string;
+  let database: ReturnType<typeof pgDatabase> | undefined;
+  let adapter: Awaited<ReturnType<ReturnType<typeof pgAdapter>['connect']>> | undefined;
+
+  beforeAll(async () => {
+    name = await createEmptyDatabase('time_zone');
+    const admin = new pg.Client({ connectionString: databaseUrl(name) });
+    await admin.connect();
+    // A managed Postgres may well default to its region's zone.
+    await admin.query(`ALTER DATABASE "${name}" SET timezone TO 'Asia/Tokyo'`);
+    await admin.end();
+  });
+  afterAll(async () => {
+    await adapter?.dispose();
+    await dropDatabases([name]);
+  });
+
+  it("writes and reads a Date through Prisma's adapter as the same instant, and now() compares with it", async () => {
+    database = pgDatabase(databaseUrl(name), { poolSize: 1 });
+    adapter = await database.adapter.connect();
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    const result = await adapter.queryRaw({
+      sql: `SELECT $1::timestamptz AS at, (extract(epoch FROM $1::timestamptz) * 1000)::float8 AS ms,
+              abs(extract(epoch FROM now() - $2::timestamptz)) < 60 AS near_now`,
+      args: [at, new Date()],
+      argTypes: [
+        { scalarType: 'datetime', arity: 'scalar' },
+        { scalarType: 'datetime', arity: 'scalar' },
+      ] as never,
+    });
+    const [[read, ms, nearNow]] = result.rows;
+    expect(ms).toBe(at.getTime());
+    expect(new Date(read as string).getTime()).toBe(at.getTime());
+    expect(nearNow).toBe(true);
+    // Statements sent straight through pg agree.
+    const [direct] = await database.direct.query<{ at: Date }>('SELECT $1::timestamptz AS at', [at]);
+    expect(direct.at.getTime()).toBe(at.getTime());
   });
 });
