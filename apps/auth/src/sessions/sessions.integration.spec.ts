@@ -167,6 +167,15 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
     expect((await refusal(sessions.list(client.caller, client.token, 'me'))).code).toBe('forbidden');
   });
 
+  // A session id is a UUID, which RFC 9562 reads in either letter case, as the user ids beside it are.
+  it('ends a session named by its id in capitals', async () => {
+    const own = await login(MEMBER);
+    const self = { caller: await verifier.verify(own.accessToken), token: own.accessToken };
+    await sessions.revoke(self.caller, self.token, 'me', sidOf(own).toUpperCase());
+    expect(await accepted(own.accessToken)).toBe(false);
+    expect((await sessions.list(self.caller, self.token, 'me')).map((s) => s.id)).not.toContain(sidOf(own));
+  });
+
   it('lets a user end its own session via me', async () => {
     const own = await login(MEMBER);
     const self = { caller: await verifier.verify(own.accessToken), token: own.accessToken };

@@ -35,9 +35,11 @@ export class SessionsService {
     return this.refreshTokens.sessionsOf(caller.orgId, user);
   }
 
-  async revoke(caller: Caller, callerToken: string, userId: string, sessionId: string): Promise<void> {
+  async revoke(caller: Caller, callerToken: string, userId: string, named: string): Promise<void> {
     const user = await this.target(caller, callerToken, userId, 'users:write');
-    if (!UUID.test(sessionId)) throw notFound('session');
+    if (!UUID.test(named)) throw notFound('session');
+    // A UUID in any letter case; families are kept under the lower-case id.
+    const sessionId = named.toLowerCase();
     const sessions = await this.refreshTokens.sessionsOf(caller.orgId, user);
     if (!sessions.some((session) => session.id === sessionId)) throw notFound('session');
     await this.refreshTokens.revokeFamily(sessionId);
