@@ -71,6 +71,28 @@ describe('tokenParameters (POST /v2/auth/token)', () => {
     });
   });
 
+  it('reads the Basic scheme in any case and after more than one space (RFC 7235 §2.1: 1*SP)', () => {
+    const credentials = Buffer.from('client:secret').toString('base64');
+    for (const authorization of [`basic ${credentials}`, `BASIC   ${credentials}`]) {
+      expect(tokenParameters(request({ grant_type: 'client_credentials' }, { authorization }))).toMatchObject({
+        client_id: 'client',
+        client_secret: 'secret',
+      });
+    }
+  });
+
+  // A client that sent Basic credentials attempted to authenticate with them: they were ignored when
+  // they were no base64 (the request went on as if it had none, even as a public client's).
+  it('answers Basic credentials that are no base64, or none at all, as malformed: 401 invalid_client', () => {
+    for (const authorization of ['Basic !!!', 'Basic', 'Basic Y2xpZW50OnNlY3JldA==!', 'Basic a b']) {
+      expect(
+        refusal(() =>
+          tokenParameters(request({ grant_type: 'authorization_code', client_id: 'spa' }, { authorization })),
+        ),
+      ).toEqual({ code: 'invalid_client', error: 'invalid_client' });
+    }
+  });
+
   it('answers malformed Basic credentials with a Basic challenge (RFC 6749 §5.2: 401 with WWW-Authenticate)', () => {
     for (const authorization of [
       `Basic ${Buffer.from('no-colon').toString('base64')}`,

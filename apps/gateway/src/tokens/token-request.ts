@@ -90,10 +90,20 @@ export function clientRequestParameters<Field extends string>(
   return parameters;
 }
 
+/** The `Basic` scheme (any case) and what follows it after one or more spaces (RFC 7235 §2.1). */
+const BASIC = /^Basic(?: +(.*))?$/i;
+const BASE64 = /^[A-Za-z0-9+/=]+$/;
+
+/**
+ * Client credentials from an `Authorization: Basic` header; undefined for no header or another scheme.
+ * Basic credentials that cannot be read are refused, never ignored: the client tried to authenticate.
+ */
 function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
-  const match = header ? /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header) : null;
-  if (!match?.[1]) return undefined;
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const match = header === undefined ? null : BASIC.exec(header);
+  if (!match) return undefined;
+  const credentials = match[1] ?? '';
+  if (!BASE64.test(credentials)) throw malformedBasic();
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw malformedBasic();
   try {
