@@ -134,6 +134,67 @@ describe('accounts and tokens', () => {
       expect(body.refresh_token).toBeUndefined();
     });
 
+    // A public client in a browser exchanges its code, refreshes and signs out with fetch from its own
+    // origin (contract §6): without CORS the browser kept every answer from it (the code used up all the same).
+    it("lets a browser app read the token endpoint's, revocation's, JWKS' and discovery's answers from its origin (CORS)", async () => {
+      const origin = 'https://app.example';
+      const cors = (path: string, init: RequestInit = {}) =>
+        fetch(stack.url(path), {
+          ...init,
+          headers: { origin, 'x-forwarded-for': clientIp(), ...(init.headers as Record<string, string>) },
+        });
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const granted = await cors('/v2/auth/token', {
+        method: 'POST',
+        headers: form,
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: org.client_id,
+          client_secret: org.client_secret!,
+        }).toString(),
+      });
+      const refused = await cors('/v2/auth/token', { method: 'POST', headers: form, body: 'grant_type=refresh_token' });
+      const revoked = await cors('/v2/auth/revoke', {
+        method: 'POST',
+        headers: form,
+        body: new URLSearchParams({
+          token: 'x',
+          client_id: org.client_id,
+          client_secret: org.client_secret!,
+        }).toString(),
+      });
+      const keys = await cors('/v2/auth/jwks');
+      const metadata = await cors('/.well-known/oauth-authorization-server');
+      expect([granted, refused, revoked, keys, metadata].map((answer) => answer.status)).toEqual([
+        200, 400, 200, 200, 200,
+      ]);
+      for (const answer of [granted, refused, revoked, keys, metadata]) {
+        expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+        expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
+      }
+      expect(refused.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+
+      // A JSON body or an Authorization header is preflighted: answered, and counted like any request.
+      const preflight = await cors('/v2/auth/token', {
+        method: 'OPTIONS',
+        headers: {
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type',
+        },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+      expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization.*Content-Type/);
+      expect(preflight.headers.get('x-ratelimit-limit')).not.toBeNull();
+
+      // The authorization endpoint is navigated to, never fetched; other paths and plain OPTIONS are as before.
+      const page = await cors('/v2/auth/authorize?client_id=x');
+      expect(page.headers.get('access-control-allow-origin')).toBeNull();
+      expect((await cors('/v2/users/me')).headers.get('access-control-allow-origin')).toBeNull();
+      expect((await cors('/v2/auth/token', { method: 'OPTIONS' })).status).toBe(405);
+    });
+
     it('gives unknown user and wrong password the same answer', async () => {
       const unknown = await token({ grant_type: 'password', username: 'nobody@acme.test', password: 'whatever-1' });
       const wrong = await token({ grant_type: 'password', username: 'admin@acme.test', password: 'whatever-1' });

@@ -25,6 +25,7 @@ import { GatewayModule } from './gateway.module';
 import { answeredProbe } from './health/answered-probe';
 import { HealthReporter } from './health/health-reporter';
 import { refuseControlCharacters } from './http/control-characters';
+import { allowBrowserApps, answerBrowserAppPreflights } from './http/cors';
 import { clientError, frameworkError, LimitPeer, LimitRequest } from './http/framework-errors';
 import { sendProblem } from './http/problem';
 import { runRequestsInContext } from './http/request-context';
@@ -97,6 +98,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     void reply.header('X-Request-Id', request.id);
     done();
   });
+  // A browser app's own calls (discovery, JWKS, token, revocation) are readable from its origin.
+  allowBrowserApps(fastify);
   // Only JSON is a body; everything else is 415 (the token endpoint adds form encoding itself).
   fastify.removeContentTypeParser('text/plain');
   // A structured `+json` type is JSON too (RFC 6839; `application/merge-patch+json` for PATCH, RFC
@@ -137,6 +140,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       new DomainError('service_unavailable', 'This gateway instance is shutting down; retry.', { retryAfter: 1 }),
     );
   });
+  // After the rate limit: a browser app's CORS preflight counts and carries the rate-limit headers.
+  answerBrowserAppPreflights(fastify);
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));

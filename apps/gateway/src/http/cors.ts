@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+/**
+ * What a browser app (a public client of contract §6) calls itself, with `fetch` from its own origin:
+ * discovery, the signing keys, the token endpoint (its code exchange and refreshes) and revocation
+ * (its sign-out). Without CORS a browser keeps every answer of these from the app. The authorization
+ * endpoint is navigated to, never fetched, so it allows no other origin (OAuth 2.0 for Browser-Based
+ * Applications: CORS at the token endpoint, never at the authorization endpoint).
+ */
+export const BROWSER_APP_PATHS: ReadonlySet<string> = new Set([
+  '/.well-known/oauth-authorization-server',
+  '/v2/auth/jwks',
+  '/v2/auth/token',
+  '/v2/auth/revoke',
+]);
+
+/** Any origin: these requests carry no cookie (a client authenticates in the body or with Basic). */
+const ALLOW_ORIGIN = '*';
+/** What a client may read of an answer besides the CORS-safelisted headers. */
+const EXPOSED_HEADERS = [
+  'Retry-After',
+  'WWW-Authenticate',
+  'X-Request-Id',
+  'RateLimit',
+  'RateLimit-Policy',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+].join(', ');
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Device-Id';
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+const forBrowserApps = (request: FastifyRequest) =>
+  request.headers.origin !== undefined && BROWSER_APP_PATHS.has(request.url.split('?')[0] ?? request.url);
+
+/**
+ * Every answer of those paths to a cross-origin request, refusals included, allows any origin to read
+ * it. Runs before the rate limit, so its 429 is readable too.
+ */
+export function allowBrowserApps(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (forBrowserApps(request)) {
+      void reply
+        .header('Access-Control-Allow-Origin', ALLOW_ORIGIN)
+        .header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    }
+    done();
+  });
+}
+
+/**
+ * A CORS preflight of those paths (OPTIONS with `Access-Control-Request-Method`: a JSON body or an
+ * Authorization header) is `204` with what they allow; any other OPTIONS stays `405`. Runs after the
+ * rate limit: a preflight counts (in the `default` group: no route answers OPTIONS) and carries its headers.
+ */
+export function answerBrowserAppPreflights(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (request.method !== 'OPTIONS' || !forBrowserApps(request) || !request.headers['access-control-request-method']) {
+      return done();
+    }
+    void reply
+      .status(204)
+      .header('Access-Control-Allow-Methods', 'GET, POST')
+      .header('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+      .header('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS))
+      .send();
+  });
+}
