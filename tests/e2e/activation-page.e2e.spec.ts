@@ -201,6 +201,19 @@ describe('activation page in Chromium', () => {
     expect((await login(address, password)).body.access_token).toEqual(expect.any(String));
   });
 
+  it("sets a disabled user's password without saying its account is active", async () => {
+    const { id, address, link } = await userWithLink('disabled');
+    expect((await request(stack.url(`/v2/users/${id}/disable`), { token, method: 'POST' })).status).toBe(200);
+    const page = await open(link);
+    await submit(page, 'disabled-pass-1');
+    await expectText(
+      page.getByRole('status'),
+      'Your password is set, but your account is disabled: ask an administrator to enable it.',
+    );
+    expect(await userStatus(id)).toBe('disabled');
+    expect((await login(address, 'disabled-pass-1')).body.code).toBe('account_disabled');
+  });
+
   it('says at once, before any password is typed, that a used link is dead', async () => {
     const { id, address, link } = await userWithLink('twice');
     const first = await open(link);

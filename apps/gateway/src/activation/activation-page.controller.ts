@@ -23,6 +23,7 @@ const PAGE_TEXT = {
       mismatch: 'The two passwords do not match.',
       saving: 'Saving…',
       done: 'Your password is set and your account is active. You can now sign in.',
+      doneDisabled: 'Your password is set, but your account is disabled: ask an administrator to enable it.',
       deadLink: 'This link is invalid, expired or already used. Ask for a new one.',
       field: 'Your password ',
       failed: 'Something went wrong. Try again.',
@@ -42,6 +43,7 @@ const PAGE_TEXT = {
       mismatch: '两次输入的密码不一致。',
       saving: '正在保存…',
       done: '密码已设置，账户已激活。现在可以登录了。',
+      doneDisabled: '密码已设置，但您的账户已被停用：请联系管理员启用。',
       deadLink: '此链接无效、已过期或已被使用。请申请新的链接。',
       field: '密码不符合要求：',
       failed: '出现问题，请重试。',
@@ -185,8 +187,10 @@ form.addEventListener('submit', async (event) => {
       body: JSON.stringify({ password: password.value }),
     });
     if (response.ok) {
+      // A disabled user's link still sets its password, and the account stays disabled.
+      const user = await response.json().catch(() => ({}));
       form.hidden = true;
-      inform(text.done);
+      inform(user.status === 'disabled' ? text.doneDisabled : text.done);
       return;
     }
     const problem = await response.json().catch(() => ({}));
