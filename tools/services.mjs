@@ -23,9 +23,13 @@ async function waitUntil(host, port, name) {
   throw new Error(`${name} did not come up on ${host}:${port}`);
 }
 
+/** The ports the clients use when a URL names none (new URL() knows no default for these schemes). */
+const DEFAULT_PORTS = { postgres: 5432, postgresql: 5432, redis: 6379, rediss: 6379, nats: 4222, tls: 4222 };
+
 function target(envName, fallback) {
   const url = new URL(process.env[envName] ?? fallback);
-  return { host: url.hostname, port: Number(url.port) };
+  const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol.replace(/:$/, '')];
+  return { host: url.hostname, port };
 }
 
 const SERVERS = [

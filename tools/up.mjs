@@ -11,8 +11,9 @@
 //
 // The environment reaches every process unchanged. Added only for what this script starts itself:
 // S3_ENDPOINT (the local store, on LOCAL_S3_PORT, default 9000), SMTP_URL (the local catcher, on
-// LOCAL_SMTP_PORT, default 1025) and PUBLIC_URL (the gateway's address, when not set). Their data
-// goes to LOCAL_DATA_DIR (default .data): s3/ and mail/.
+// LOCAL_SMTP_PORT, default 1025), and PUBLIC_URL and TOKEN_ISSUER (the gateway's address, when not
+// set: the mail's links and the OAuth discovery document then point at the gateway this script
+// starts, on whatever GATEWAY_PORT says). Their data goes to LOCAL_DATA_DIR (default .data): s3/ and mail/.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -236,6 +237,8 @@ async function main() {
   }
   if (stopping) return;
   env.PUBLIC_URL ||= gatewayUrl;
+  // The issuer is also where RFC 8414 discovery sends clients (every endpoint is built from it).
+  env.TOKEN_ISSUER ||= gatewayUrl;
 
   step(`starting ${APPS.join(', ')}`);
   const startedAt = Date.now();

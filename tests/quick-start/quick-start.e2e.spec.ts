@@ -76,6 +76,20 @@ describe('npm run up (tools/up.mjs --json) on spare ports with its own databases
     );
   });
 
+  it('names the gateway it started as the OAuth issuer, so discovery leads a client to its endpoints (RFC 8414)', async () => {
+    // README: "Any standard OAuth library finds everything through GET /.well-known/oauth-authorization-server";
+    // on a port of its own (GATEWAY_PORT=8081 npm run up) that must point at this gateway, not at :8080.
+    const response = await fetch(gateway('/.well-known/oauth-authorization-server'));
+    expect(response.status).toBe(200);
+    const metadata = (await response.json()) as { issuer: string; token_endpoint: string; jwks_uri: string };
+    expect(metadata).toMatchObject({
+      issuer: gateway(''),
+      token_endpoint: gateway('/v2/auth/token'),
+      jwks_uri: gateway('/v2/auth/jwks'),
+    });
+    expect((await fetch(metadata.jwks_uri)).status).toBe(200);
+  });
+
   it('prints the log lines of all five processes, and only JSON lines on stdout with --json', () => {
     const lines = up.logLines();
     for (const app of APPS) {
@@ -152,5 +166,30 @@ describe('tools/log-format.mjs', () => {
     expect(result.stdout).toBe(
       '03:04:05 gateway  INFO gateway started port=8080\n03:04:05 auth     WARN slow call request_id=r-1 took="a b"\n',
     );
+  });
+});
+
+describe('tools/services.mjs (the backing services step of npm run up and npm run setup)', () => {
+  it('finds Postgres, Redis and NATS named by URLs that leave out their default ports', () => {
+    // postgresql://host/db, redis://host and nats://host are complete URLs: their clients connect to
+    // 5432, 6379 and 4222 (the servers the tests use), so the step must look there, not at port 0.
+    const result = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', "await (await import('./tools/services.mjs')).ensureServices();"],
+      {
+        cwd: repositoryRoot,
+        env: {
+          ...process.env,
+          IDENTITY_DATABASE_URL: 'postgresql://postgres@127.0.0.1/identity',
+          REDIS_URL: 'redis://127.0.0.1',
+          NATS_URL: 'nats://127.0.0.1',
+        },
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(result.stdout).not.toContain('starting local');
+    expect(result.stdout).toContain('PostgreSQL, Redis and NATS are up');
   });
 });

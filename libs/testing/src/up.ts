@@ -51,8 +51,9 @@ export async function sparePorts(): Promise<Ports> {
 /**
  * The environment `npm run up` gets: the spare ports, the services' addresses on them, one database
  * per service (`<prefix>_<service>`, created by up.mjs's migration step) and the given NATS. S3_ENDPOINT,
- * SMTP_URL and PUBLIC_URL are unset, so up.mjs starts its own object store and mail catcher and
- * derives the links' base from the gateway's port; set them in `extra` to point elsewhere.
+ * SMTP_URL, PUBLIC_URL and TOKEN_ISSUER are unset, so up.mjs starts its own object store and mail
+ * catcher and derives the links' base and the issuer from the gateway's port; set them in `extra` to
+ * point elsewhere.
  */
 export function upEnvironment(options: {
   ports: Ports;
@@ -79,6 +80,7 @@ export function upEnvironment(options: {
   delete env.S3_ENDPOINT;
   delete env.SMTP_URL;
   delete env.PUBLIC_URL;
+  delete env.TOKEN_ISSUER;
   return { ...env, ...options.extra };
 }
 
