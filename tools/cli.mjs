@@ -40,12 +40,16 @@ function service(name, args) {
   return JSON.parse(line);
 }
 
-/** The command's own options (not --json/--help) as `--name value` / `--flag` arguments again. */
+/**
+ * The command's own options (not --json/--help) as `--name=value` / `--flag` arguments again: joined,
+ * so a value that starts with a dash (`--name=-beta`) reaches the service as a value, where
+ * `--name -beta` would be refused as ambiguous.
+ */
 function forwarded(values, options) {
   return Object.keys(options).flatMap((name) => {
     const value = values[name];
     if (value === undefined || value === false) return [];
-    return value === true ? [`--${name}`] : [`--${name}`, value];
+    return value === true ? [`--${name}`] : [`--${name}=${value}`];
   });
 }
 

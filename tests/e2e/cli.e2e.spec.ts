@@ -97,6 +97,21 @@ describe('the operator CLI behaves like one', () => {
       expect(text.stdout).toContain('client_secret  (unchanged;');
     });
 
+    it('passes a value that starts with a dash, given as --name=-value, to the service unchanged', () => {
+      // node:util parseArgs refuses `--name -beta` as ambiguous and tells the operator to write
+      // `--name=-beta`: the service's own CLI must then get the value, not a second ambiguous pair.
+      const orgId = crypto.randomUUID();
+      const created = cli(
+        ['create-client', '--org-id', orgId, '--name=-beta', '--scopes', 'users:read', '--json'],
+        stack.env,
+      );
+      expect({ status: created.status, stderr: created.stderr }).toEqual({ status: 0, stderr: '' });
+      const listed = cli(['list-clients', '--org-id', orgId, '--json'], stack.env);
+      expect(listed.status).toBe(0);
+      const { clients } = JSON.parse(listed.stdout) as { clients: Array<{ name: string }> };
+      expect(clients.map((client) => client.name)).toEqual(['-beta']);
+    });
+
     it('answers set-rate-limit with the org and its tiers, snake_case like every other answer', () => {
       const orgId = crypto.randomUUID();
       const args = ['set-rate-limit', '--org-id', orgId, '--group', 'users.read', '--scope', 'per-token'];
