@@ -1,3 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { repositoryRoot } from '@acct/testing';
+
 import { LoginKey, VerifiedUser } from '../identity/identity.client';
 import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
@@ -24,6 +29,29 @@ const identity = {
     Promise.resolve(names.has(username) && password === 'right-password' ? USER : undefined),
 };
 
+/**
+ * The SQL statements of docs/runbook.md's "Unlocking a locked login", for one account and IP: its
+ * example e-mail, user id and address replaced by the given ones.
+ */
+function runbookUnlockStatements(account: { email: string; userId: string; ip: string }): string[] {
+  const runbook = fs.readFileSync(path.join(repositoryRoot, 'docs/runbook.md'), 'utf8');
+  const section = runbook.split('### Unlocking a locked login')[1]?.split('\n### ')[0] ?? '';
+  const sql = /```sql\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  return sql
+    .split('\n')
+    .map((line) => line.replace(/--.*$/, '').trim())
+    .join(' ')
+    .split(';')
+    .map((statement) => statement.trim())
+    .filter(Boolean)
+    .map((statement) =>
+      statement
+        .replaceAll('ada@example.com', account.email)
+        .replaceAll('<user id>', account.userId)
+        .replaceAll('203.0.113.7', account.ip),
+    );
+}
+
 describe('login key: one count per user, failures attributed to its org (real Postgres)', () => {
   const auth = useAuthOnTestDatabase({ identityClient: identity });
   const login = (username: string, password: string, clientIp: string) =>
@@ -47,6 +75,16 @@ describe('login key: one count per user, failures attributed to its org (real Po
     for (let index = 0; index < 4; index += 1) expect(await login(USER.email, 'wrong', ip)).toBe('invalid_grant');
     expect(await login(PHONE, 'right-password', ip)).toBe('ok');
     for (let index = 0; index < 4; index += 1) expect(await login(USER.email, 'wrong', ip)).toBe('invalid_grant');
+    expect(await login(USER.email, 'right-password', ip)).toBe('ok');
+  });
+
+  it("lifts a user's lock with the runbook's SQL (docs/runbook.md, Unlocking a locked login)", async () => {
+    const ip = '203.0.113.7';
+    for (let index = 0; index < 5; index += 1) expect(await login(USER.email, 'wrong', ip)).toBe('invalid_grant');
+    expect(await login(USER.email, 'right-password', ip)).toBe('login_locked');
+    const statements = runbookUnlockStatements({ email: USER.email, userId: USER.id, ip });
+    expect(statements.length).toBeGreaterThan(0);
+    for (const statement of statements) await auth.database.query(statement);
     expect(await login(USER.email, 'right-password', ip)).toBe('ok');
   });
 
