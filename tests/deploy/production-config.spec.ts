@@ -124,6 +124,7 @@ describe('NODE_ENV=production with nothing else set', () => {
       ...set,
       NODE_ENV: 'production',
       AUTH_DATABASE_URL: 'postgresql://u:p@db.example:5432/auth',
+      TOKEN_ISSUER: 'https://accounts.example',
       IDENTITY_GRPC_ADDR: 'identity:50051',
       AUTH_GRPC_ADDR: 'auth:50052',
       PLATFORM_GRPC_ADDR: 'platform:50053',
@@ -147,6 +148,7 @@ describe('NODE_ENV=production with nothing else set', () => {
               AUTH_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
             }
           : {}),
+        TOKEN_ISSUER: 'https://accounts.example',
         IDENTITY_GRPC_ADDR: 'identity:50051',
         AUTH_GRPC_ADDR: 'auth:50052',
         PLATFORM_GRPC_ADDR: 'platform:50053',

@@ -14,6 +14,8 @@ import {
 } from '@acct/config';
 import { z } from 'zod';
 
+import { trustedProxies } from './http/trusted-proxies';
+
 export const gatewayEnv = {
   ...commonEnv,
   ...grpcAddresses,
@@ -25,7 +27,21 @@ export const gatewayEnv = {
   GATEWAY_PORT: port(8080),
   GATEWAY_OPS_PORT: port(9080),
   /** Comma-separated addresses/CIDRs whose X-Forwarded-For is believed. Empty: the socket address. */
-  TRUSTED_PROXIES: z.string().default(''),
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .superRefine((value, context) => {
+      // Checked here, so a typo is named at start-up like every other variable, not thrown by the HTTP server.
+      try {
+        trustedProxies(value);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        context.addIssue({
+          code: 'custom',
+          message: `must be IP addresses or CIDR ranges, comma-separated (${reason})`,
+        });
+      }
+    }),
   /** A rate-limit decision waits this long for Redis before the in-process fallback decides. */
   RATE_LIMIT_REDIS_TIMEOUT_MS: millis(100),
   /** How long the gateway keeps an org's tiers before asking the platform again. */

@@ -8,7 +8,17 @@ import {
   port,
   urlWithScheme,
 } from '@acct/config';
+import addressparser from 'nodemailer/lib/addressparser';
 import { z } from 'zod';
+
+/**
+ * One mailbox with an address, as nodemailer (which sends with it) reads the value: `name@domain`,
+ * or a display name and the address in `<>`.
+ */
+const isOneMailbox = (value: string) => {
+  const mailboxes = addressparser(value, { flatten: true });
+  return mailboxes.length === 1 && /^[^\s@]+@[^\s@]+$/.test(mailboxes[0].address);
+};
 
 export const mailerEnv = {
   ...commonEnv,
@@ -17,7 +27,12 @@ export const mailerEnv = {
   MAILER_OPS_PORT: port(9084),
   /** The default is the local mail catcher (tools/dev-servers/smtp-catcher.mjs). */
   SMTP_URL: perDeployment(urlWithScheme(['smtp', 'smtps'], 'smtp://127.0.0.1:1025')),
-  MAIL_FROM: perDeployment(z.string().min(3).default('Account Platform <no-reply@account-platform.local>')),
+  /** The sender: its address is also the envelope's (MAIL FROM), so it must have one. */
+  MAIL_FROM: perDeployment(
+    z.string().default('Account Platform <no-reply@account-platform.local>').refine(isOneMailbox, {
+      message: 'must be one mailbox: name@domain, or Name <name@domain>',
+    }),
+  ),
   /** The gateway's public address: the links in the mail point there. */
   PUBLIC_URL: perDeployment(urlWithScheme(['http', 'https'], 'http://127.0.0.1:8080')),
   /** Retries of mail the SMTP server refused for now (docs/events.md, "The mailer"). */

@@ -101,7 +101,15 @@ export const preparedStatementsEnv = { DATABASE_PREPARED_STATEMENTS: flag(true) 
 
 /** Access tokens: who issues them and for whom; every verifier checks both. */
 export const tokenEnv = {
-  TOKEN_ISSUER: perDeployment(z.string().min(1).default('http://127.0.0.1:8080')),
+  /**
+   * A URL without query or fragment (RFC 8414 §2): the gateway's discovery document builds every
+   * endpoint on it, and clients compare it with the `iss` they get.
+   */
+  TOKEN_ISSUER: perDeployment(
+    urlWithScheme(['http', 'https'], 'http://127.0.0.1:8080').refine((value) => !/[?#]/.test(value), {
+      message: 'must have no query or fragment',
+    }),
+  ),
   TOKEN_AUDIENCE: z.string().min(1).default('account-platform'),
 };
 

@@ -1,4 +1,4 @@
-import { commonEnv, databaseUrl, flag, grpcAddress, port } from './common-env';
+import { commonEnv, databaseUrl, flag, grpcAddress, port, tokenEnv } from './common-env';
 import { ConfigError, loadConfig } from './load-config';
 
 describe('loadConfig', () => {
@@ -44,6 +44,22 @@ describe('loadConfig', () => {
     expect(loadConfig(shape, { TARGET: '127.0.0.1:1001,127.0.0.1:1002' }).TARGET).toBe('127.0.0.1:1001,127.0.0.1:1002');
     for (const bad of ['a.svc:1,b.svc:2', '127.0.0.1:1,', '127.0.0.1', 'dns://identity:1', 'dns:///a:1,dns:///b:2']) {
       expect(() => loadConfig(shape, { TARGET: bad })).toThrow(ConfigError);
+    }
+  });
+
+  it('takes a TOKEN_ISSUER that is an http(s) URL without query or fragment, which discovery builds on (RFC 8414 §2)', () => {
+    const issuerShape = { ...tokenEnv };
+    for (const good of ['https://accounts.example.com', 'http://127.0.0.1:8080', 'https://example.com/tenant']) {
+      expect(loadConfig(issuerShape, { TOKEN_ISSUER: good }).TOKEN_ISSUER).toBe(good);
+    }
+    for (const bad of [
+      'accounts.example.com',
+      'issuer',
+      'ftp://example.com',
+      'https://a.example?x=1',
+      'https://a.example#f',
+    ]) {
+      expect(() => loadConfig(issuerShape, { TOKEN_ISSUER: bad })).toThrow(/TOKEN_ISSUER: /);
     }
   });
 
