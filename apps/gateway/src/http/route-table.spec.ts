@@ -12,6 +12,20 @@ describe('RouteTable', () => {
     expect(table.allowed('/v2/users/123')).toEqual(['GET']);
   });
 
+  it('reads a path as the router does: percent-encoded characters decoded, reserved ones left as they are', () => {
+    // RFC 3986 §6.2.2.2: `%6D` is `m`; the router serves GET /v2/users/%6De as /v2/users/me.
+    expect(table.allowed('/v2/users/%6De')).toEqual(['GET']);
+    expect(table.allowed('/v2/%75sers')).toEqual(['POST']);
+    // An encoded slash is no separator (another path), and a broken escape names nothing.
+    expect(table.allowed('/v2%2Fusers')).toEqual([]);
+    expect(table.allowed('/v2/%75sers%ZZ')).toEqual([]);
+  });
+
+  it('reads a request target in absolute form by its path, as the router does (RFC 9112 §3.2.2)', () => {
+    expect(table.allowed('http://gateway.example:8080/v2/users?x=1')).toEqual(['POST']);
+    expect(table.allowed('https://gateway.example/v2/users/me')).toEqual(['GET']);
+  });
+
   it('knows nothing of unknown paths', () => {
     expect(table.allowed('/v2/nope')).toEqual([]);
     expect(table.allowed('/v2/users/1/2')).toEqual([]);
