@@ -1209,6 +1209,51 @@ describe('fuzzing every public endpoint', () => {
     );
   });
 
+  it('refuses several Authorization headers instead of judging the request on the first (RFC 9110 §5.3)', async () => {
+    // Node keeps the first and drops the rest: a proxy in front that reads another would see another caller.
+    const basic = (secret: string) => `Basic ${Buffer.from(`${org.client_id}:${secret}`).toString('base64')}`;
+    const cases: Array<{ sent: RawRequest; status: number; code: string }> = [
+      {
+        sent: {
+          method: 'GET',
+          target: '/v2/users/me',
+          headers: [
+            ['Authorization', `Bearer ${userToken}`],
+            ['Authorization', 'Bearer someone.else.token'],
+          ],
+        },
+        status: 401,
+        code: 'unauthenticated',
+      },
+      {
+        sent: {
+          method: 'POST',
+          target: '/v2/auth/token',
+          headers: [
+            ['Authorization', basic(org.client_secret!)],
+            ['Authorization', basic('another-secret')],
+            ['Content-Type', 'application/x-www-form-urlencoded'],
+          ],
+          body: 'grant_type=client_credentials',
+        },
+        status: 400,
+        code: 'invalid_request',
+      },
+    ];
+    for (const { sent, status, code } of cases) {
+      const answer = await send({ ...sent, headers: [...(sent.headers ?? []), ['X-Forwarded-For', clientIp()]] });
+      expect({
+        target: sent.target,
+        status: answer.status,
+        code: (JSON.parse(answer.body) as { code: string }).code,
+      }).toEqual({
+        target: sent.target,
+        status,
+        code,
+      });
+    }
+  });
+
   it('broken HTTP itself (control characters, huge headers, bad request lines) is answered as a problem', async () => {
     const cases: Array<RawRequest & { status: number }> = [
       { status: 400, method: 'GET', target: '/v2/system/health', headers: [['X-Request-Id', 'a\u0001b']] },

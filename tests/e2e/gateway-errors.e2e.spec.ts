@@ -1,3 +1,5 @@
+import http from 'node:http';
+
 import { ApiClient, expectProblem, freshIp, TestStack } from '@acct/testing';
 
 /** Contract §1: every non-2xx answer is problem+json with a stable code and the request id. */
@@ -23,6 +25,29 @@ describe('gateway errors are problem+json', () => {
     const response = await api.call('/v2/system/health', { method: 'DELETE' });
     expectProblem(response, 405, 'method_not_allowed');
     expect(response.headers.get('allow')).toBe('GET');
+  });
+
+  it('answers a known path however the router reads it (percent-encoded, absolute form): 405 for another method', async () => {
+    // RFC 3986 §6.2.2.2: `/v2/%6Fpenapi.json` is `/v2/openapi.json`, which the router serves to GET.
+    expect((await api.call('/v2/%6Fpenapi.json')).status).toBe(200);
+    const response = await api.call('/v2/%6Fpenapi.json', { method: 'PUT' });
+    expectProblem(response, 405, 'method_not_allowed');
+    expect(response.headers.get('allow')).toBe('GET');
+    // A request target in absolute form (RFC 9112 §3.2.2, which a server must accept) names that path too.
+    const { port } = new URL(stack.url(''));
+    const absolute = await new Promise<{ status?: number; allow?: string }>((resolve, reject) =>
+      http
+        .request(
+          { host: '127.0.0.1', port, method: 'PUT', path: `http://127.0.0.1:${port}/v2/openapi.json` },
+          (answer) => {
+            answer.resume();
+            resolve({ status: answer.statusCode, allow: answer.headers.allow });
+          },
+        )
+        .on('error', reject)
+        .end(),
+    );
+    expect(absolute).toEqual({ status: 405, allow: 'GET' });
   });
 
   it('answers broken JSON with 400 malformed_body', async () => {
@@ -102,6 +127,27 @@ describe('gateway errors are problem+json', () => {
         detail,
         error_description: detail,
       });
+    }
+  });
+
+  it('gives revocation’s and introspection’s control-character refusals the OAuth error members (RFC 7009 §2.2.1, RFC 7662 §2.3)', async () => {
+    const refusals = [
+      { path: '/v2/auth/revoke', options: { json: { token: 'abc\u0000', client_id: 'web' } }, field: 'token' },
+      {
+        path: '/v2/auth/introspect',
+        options: { headers: { 'content-type': 'application/x-www-form-urlencoded' }, raw: 'token=abc%01' },
+        field: 'token',
+      },
+      { path: '/v2/auth/revoke?hint=%1b', options: { json: { token: 'abc', client_id: 'web' } }, field: 'query.hint' },
+    ];
+    for (const { path, options, field } of refusals) {
+      const problem = expectProblem(await api.call(path, { ...options, ip: freshIp() }), 400, 'validation_failed');
+      expect({ path, fields: problem.errors?.map((error) => error.field), error: problem.error }).toEqual({
+        path,
+        fields: [field],
+        error: 'invalid_request',
+      });
+      expect(problem.error_description).toBe(problem.detail);
     }
   });
 

@@ -620,6 +620,42 @@ describe('the OpenAPI document against real responses', () => {
       call('/v2/users/me/mfa/totp/confirm', { token: systemOnlyToken, body: { code: '123456' } }),
     'POST /v2/users/me/mfa/totp/confirm 429': () =>
       exhaust(() => call('/v2/users/me/mfa/totp/confirm', { token: throttledToken, body: { code: '123456' } })),
+    // Every operation but the token endpoint (whose parameters auth judges) refuses a control character in
+    // a path parameter or the query (400 validation_failed, README "Hostile input"), these too.
+    'GET /v2/system/health 400': () => call('/v2/system/health?probe=%00'),
+    'GET /v2/auth/jwks 400': () => call('/v2/auth/jwks?kid=%01'),
+    'GET /.well-known/oauth-authorization-server 400': () => call('/.well-known/oauth-authorization-server?x=%1b'),
+    'GET /v2/system/rate-limits 400': () => call('/v2/system/rate-limits?group=%00', { token: adminToken }),
+    'GET /v2/users/me 400': () => call('/v2/users/me?x=%7f', { token: adminToken }),
+    'GET /v2/users/{id} 400': () => call('/v2/users/ab%00cd', { token: adminToken }),
+    'DELETE /v2/users/{id} 400': () => call('/v2/users/ab%00cd', { method: 'DELETE', token: adminToken }),
+    'POST /v2/users/{id}/disable 400': () => call('/v2/users/ab%00cd/disable', { method: 'POST', token: adminToken }),
+    'POST /v2/users/{id}/enable 400': () => call('/v2/users/ab%00cd/enable', { method: 'POST', token: adminToken }),
+    'GET /v2/users/{id}/sessions 400': () => call('/v2/users/ab%00cd/sessions', { token: adminToken }),
+    'DELETE /v2/users/{id}/sessions 400': () =>
+      call('/v2/users/ab%00cd/sessions', { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/sessions/{sessionId} 400': () =>
+      call('/v2/users/me/sessions/ab%00cd', { method: 'DELETE', token: adminToken }),
+    'DELETE /v2/users/{id}/lockout 400': () =>
+      call('/v2/users/ab%00cd/lockout', { method: 'DELETE', token: adminToken }),
+    // An operation that takes no body still has one parsed when a request sends it: too large, or of a
+    // media type the gateway reads none of.
+    ...(Object.fromEntries(
+      [
+        ['POST', '/v2/users/{id}/disable', `/v2/users/${randomUUID()}/disable`],
+        ['POST', '/v2/users/{id}/enable', `/v2/users/${randomUUID()}/enable`],
+        ['DELETE', '/v2/users/{id}', `/v2/users/${randomUUID()}`],
+        ['DELETE', '/v2/users/{id}/sessions', `/v2/users/${randomUUID()}/sessions`],
+        ['DELETE', '/v2/users/{id}/sessions/{sessionId}', `/v2/users/me/sessions/${randomUUID()}`],
+        ['DELETE', '/v2/users/{id}/lockout', `/v2/users/${randomUUID()}/lockout`],
+      ].flatMap(([method, path, target]) => [
+        [`${method} ${path} 413`, () => call(target, { method, token: adminToken, body: hugeBody })],
+        [
+          `${method} ${path} 415`,
+          () => call(target, { method, token: adminToken, body: 'x', headers: { 'content-type': 'text/plain' } }),
+        ],
+      ]),
+    ) as Record<string, () => Promise<Response>>),
   };
 
   /** With identity, auth and platform stopped (the gateway still verifies tokens with the keys it has). */

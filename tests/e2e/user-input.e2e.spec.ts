@@ -99,6 +99,94 @@ describe('user input the gateway must judge as identity does', () => {
     expect(set.status).toBe(200);
   });
 
+  /** A JSON body written in Latin-1, as a client that ignores RFC 8259 §8.1 (JSON is UTF-8) sends it. */
+  const latin1 = (json: Record<string, unknown>) => Buffer.from(JSON.stringify(json), 'latin1');
+
+  it('refuses a JSON body that is not UTF-8 instead of storing its bytes as U+FFFD (RFC 8259 §8.1)', async () => {
+    const email = uniqueEmail('latin1');
+    const created = await api.call('/v2/users', {
+      token,
+      headers: { 'content-type': 'application/json' },
+      raw: latin1({ email, display_name: 'Zoë', password: 'pässwörd-1', send_activation: false }),
+    });
+    expectProblem(created, 400, 'malformed_body');
+    expect(await usersNamed(email)).toEqual([]);
+
+    const user = await api.createUser(token, { email: uniqueEmail('latin1-patch'), display_name: 'Ada' });
+    expect(user.status).toBe(201);
+    const patched = await api.call(`/v2/users/${user.body.id}`, {
+      token,
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      raw: latin1({ display_name: 'Zoë' }),
+    });
+    expectProblem(patched, 400, 'malformed_body');
+    const after = await api.call<User>(`/v2/users/${user.body.id}`, { token });
+    expect(after.body.display_name).toBe('Ada');
+
+    // The token endpoint's refusal carries OAuth's members, as its other body refusals do.
+    const grant = await api.tokenRequest(
+      {},
+      {
+        headers: { 'content-type': 'application/json' },
+        raw: latin1({ grant_type: 'password', username: email, password: 'pässwörd-1' }),
+      },
+    );
+    expect(expectProblem(grant, 400, 'malformed_body').error).toBe('invalid_request');
+  });
+
+  it('takes a request without content as one without a body, whatever Content-Type it names', async () => {
+    // A client that sends `Content-Type: application/json` on every request, a body or not.
+    const json = { 'content-type': 'application/json' };
+    const created = await api.createUser(token, { email: uniqueEmail('empty-body'), display_name: 'Ada' });
+    expect(created.status).toBe(201);
+    const disabled = await api.call<User>(`/v2/users/${created.body.id}/disable`, {
+      token,
+      method: 'POST',
+      headers: json,
+    });
+    expect({ status: disabled.status, user: disabled.body.status }).toEqual({ status: 200, user: 'disabled' });
+    const enabled = await api.call<User>(`/v2/users/${created.body.id}/enable`, {
+      token,
+      method: 'POST',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      raw: '',
+    });
+    expect(enabled.status).toBe(200);
+    // The reset operation's body is optional: none is the default, `send_email: true`.
+    const reset = await api.call(`/v2/users/${created.body.id}/reset-password`, {
+      token,
+      method: 'POST',
+      headers: json,
+    });
+    expect(reset.status).toBe(202);
+    // An operation that needs a body still refuses the missing one.
+    expectProblem(await api.call('/v2/users', { token, method: 'POST', headers: json }), 400, 'malformed_body');
+  });
+
+  it('reads the Bearer scheme in any letter case and after more than one space (RFC 9110 §11.1, RFC 6750 §2.1)', async () => {
+    const created = await api.createUser(token, {
+      email: uniqueEmail('scheme'),
+      display_name: 'Ada',
+      send_activation: false,
+    });
+    expect(created.status).toBe(201);
+    const reset = await api.call<{ token: string }>(`/v2/users/${created.body.id}/reset-password`, {
+      token,
+      json: { send_email: false },
+    });
+    expect(reset.status).toBe(200);
+    const check = await api.call('/activate/check', { headers: { authorization: `bearer ${reset.body.token}` } });
+    expect(check.status).toBe(204);
+    const set = await api.call<User>('/v2/users/me/password', {
+      headers: { authorization: `BEARER  ${reset.body.token}` },
+      json: { password: 'correct horse' },
+    });
+    expect({ status: set.status, user: set.body.status }).toEqual({ status: 200, user: 'active' });
+    const me = await api.call<User>('/v2/users/me', { headers: { authorization: `Bearer  ${token}` } });
+    expect({ status: me.status, id: me.body.id }).toEqual({ status: 200, id: adminId });
+  });
+
   it('names a time zone identity refuses beside the other failing fields, in one answer', async () => {
     for (const timezone of ['asia/shanghai', 'GMT', 'EST5EDT']) {
       const answer = await api.createUser(token, { email: 'not-an-email', display_name: 'Ada', profile: { timezone } });

@@ -28,6 +28,7 @@ import { refuseControlCharacters } from './http/control-characters';
 import { allowBrowserApps, answerBrowserAppPreflights } from './http/cors';
 import { clientError, frameworkError, LimitPeer, LimitRequest } from './http/framework-errors';
 import { sendProblem } from './http/problem';
+import { parseJsonBodies, refuseBodiesNotUtf8 } from './http/request-body';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
@@ -102,14 +103,13 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   allowBrowserApps(fastify);
   // Only JSON is a body; everything else is 415 (the token endpoint adds form encoding itself).
   fastify.removeContentTypeParser('text/plain');
-  // A structured `+json` type is JSON too (RFC 6839; `application/merge-patch+json` for PATCH, RFC
-  // 7396), parsed as application/json is; `jsonObjectBody` accepts it.
-  fastify.addContentTypeParser(
-    STRUCTURED_JSON,
-    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
-    fastify.getDefaultJsonParser('error', 'error'),
-  );
-  // Nest registers the JSON and form parsers; routes other than the token endpoint refuse forms (415).
+  // Nest's form parser, which keeps the bytes as `rawBody` (they must be UTF-8, see below); routes other
+  // than the token endpoint refuse forms (415). Registered now, so that Nest registers none at start-up
+  // and the JSON parser is ours: application/json and any structured `+json` type (RFC 6839;
+  // `application/merge-patch+json` for PATCH, RFC 7396), which `jsonObjectBody` accepts.
+  adapter.registerParserMiddleware(undefined, true);
+  fastify.removeContentTypeParser('application/json');
+  parseJsonBodies(fastify, ['application/json', STRUCTURED_JSON], BODY_LIMIT_BYTES);
 
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.forRoot(config, routes, registry),
@@ -142,6 +142,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   // After the rate limit: a browser app's CORS preflight counts and carries the rate-limit headers.
   answerBrowserAppPreflights(fastify);
+  refuseBodiesNotUtf8(fastify);
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));

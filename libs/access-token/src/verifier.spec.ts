@@ -290,6 +290,10 @@ describe('bearerToken', () => {
     expect(bearerToken('bearer abc')).toBe('abc');
   });
 
+  it('takes the token after more than one space (RFC 6750 §2.1: "Bearer" 1*SP b64token)', () => {
+    expect(bearerToken('Bearer  abc')).toBe('abc');
+  });
+
   it.each([undefined, '', 'Basic abc', 'Bearer', 'Bearer a b', ['Bearer abc']])('finds none in %p', (header) => {
     expect(bearerToken(header)).toBeUndefined();
   });

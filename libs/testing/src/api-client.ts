@@ -93,8 +93,8 @@ export interface CallOptions {
   json?: unknown;
   /** Sent as application/x-www-form-urlencoded. */
   form?: Record<string, string>;
-  /** Sent as it is (set content-type in headers). */
-  raw?: string;
+  /** Sent as it is, bytes included (set content-type in headers). */
+  raw?: string | Buffer;
   headers?: Record<string, string>;
   /** The client's address (X-Forwarded-For; only a stack that trusts the caller as a proxy reads it). */
   ip?: string;
@@ -124,7 +124,7 @@ export class ApiClient {
     if (ip) headers['x-forwarded-for'] = ip;
     Object.assign(headers, options.headers);
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let body: string | undefined;
+    let body: string | Buffer | undefined;
     if (options.json !== undefined) {
       headers['content-type'] ??= 'application/json';
       body = JSON.stringify(options.json);

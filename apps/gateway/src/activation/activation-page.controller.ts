@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 
 import { DomainError } from '@acct/problem';
-import { Controller, Get, Headers, HttpCode, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Controller, Get, Headers, HttpCode, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { Public } from '../auth/access.decorators';
+import { oneTimeBearerToken } from '../auth/one-time-token';
 import { IdentityBackend } from '../backends/backends.module';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 
@@ -133,15 +134,13 @@ export class ActivationPageController {
   @Public()
   @RateLimited('users.write')
   @HttpCode(204)
-  async check(@Headers('authorization') authorization: string | undefined): Promise<void> {
-    const token = OPAQUE_BEARER.exec(authorization ?? '')?.[1];
+  async check(@Req() request: FastifyRequest): Promise<void> {
+    // What the page sends as the bearer credential: the opaque one-time token of the link.
+    const token = oneTimeBearerToken(request);
     if (!token) throw deadLink();
     await this.identity.call('checkPasswordSetToken', { token });
   }
 }
-
-/** What the page sends as the bearer credential: the opaque one-time token of the link. */
-const OPAQUE_BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/;
 
 const deadLink = () =>
   new DomainError('unauthenticated', 'The link is invalid, expired or already used.', {

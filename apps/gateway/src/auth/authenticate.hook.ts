@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import passport from 'passport';
 
 import { AccessTokenStrategy } from './access-token.strategy';
-import { Authentication, REALM } from './authenticated-request';
+import { Authentication, hasSeveralAuthorizations, REALM } from './authenticated-request';
 
 /** The 401 of a protected route called without any Authorization header (RFC 6750 §3.1: no error code). */
 export const missingToken = () =>
@@ -30,6 +30,12 @@ export class AuthenticateHook {
     // Health checks and token requests skip passport altogether.
     if (request.headers.authorization === undefined) return Promise.resolve();
     const outcome = request as FastifyRequest & Authentication;
+    if (hasSeveralAuthorizations(request)) {
+      outcome.authFailure = new DomainError('unauthenticated', 'Send one Authorization header, not several.', {
+        headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` },
+      });
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = (error: unknown, caller?: Caller | false, info?: unknown) => {
         if (caller) {

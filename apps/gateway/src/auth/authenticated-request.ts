@@ -18,3 +18,18 @@ export interface AuthenticatedRequest extends FastifyRequest {
 }
 
 export const REALM = 'account-platform';
+
+/**
+ * Whether the request carries more than one `Authorization` field line. Node keeps the first and drops
+ * the others, so such a request would be judged on one credential while a proxy in front may have read
+ * another; the field is no list (RFC 9110 §11.6.2), a sender must not repeat it (§5.3), and RFC 6750
+ * §3.1 and RFC 6749 §5.2 count a repeated credential as a malformed request.
+ */
+export function hasSeveralAuthorizations(request: FastifyRequest): boolean {
+  const lines = request.raw?.rawHeaders ?? [];
+  let seen = 0;
+  for (let index = 0; index < lines.length; index += 2) {
+    if (lines[index].length === 13 && lines[index].toLowerCase() === 'authorization' && ++seen > 1) return true;
+  }
+  return false;
+}

@@ -1,6 +1,7 @@
 import { fieldsWithControlCharacters, validationFailed } from '@acct/problem';
 import type { FastifyInstance } from 'fastify';
 
+import { withOAuthMembers } from './oauth-members';
 import { sendProblem } from './problem';
 
 /**
@@ -8,7 +9,7 @@ import { sendProblem } from './problem';
  * endpoint's parameters reach auth, which answers `400 invalid_request` and writes the login audit
  * with the values escaped.
  */
-const REFUSED_BY_BACKEND = new Set(['/v2/auth/token']);
+export const REFUSED_BY_BACKEND: ReadonlySet<string> = new Set(['/v2/auth/token']);
 /**
  * The login form's fields a person types (`POST /v2/auth/authorize`): auth refuses a control character
  * in them as it does at the token endpoint (audited, not counted), and the page says so in HTML; the
@@ -36,13 +37,11 @@ export function refuseControlCharacters(fastify: FastifyInstance): void {
         .map((field) => (field === '(value)' ? '(body)' : field)),
     ];
     if (fields.length === 0) return done();
-    void sendProblem(
-      request,
-      reply,
-      validationFailed(
-        fields.map((field) => ({ field, message: 'must not contain control characters' })),
-        'The request has fields with control characters.',
-      ),
+    const refusal = validationFailed(
+      fields.map((field) => ({ field, message: 'must not contain control characters' })),
+      'The request has fields with control characters.',
     );
+    // Revocation's and introspection's refusals carry OAuth's `error` too (RFC 7009 §2.2.1, RFC 7662 §2.3).
+    void sendProblem(request, reply, withOAuthMembers(refusal, request));
   });
 }

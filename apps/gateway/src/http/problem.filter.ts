@@ -1,13 +1,13 @@
-import { OAUTH_GROUP } from '@acct/limits';
-import { DomainError, ErrorCode } from '@acct/problem';
+import { DomainError } from '@acct/problem';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { fastifyErrorToDomainError } from './fastify-errors';
 import { LIMIT_REQUEST, LimitRequest } from './framework-errors';
+import { withOAuthMembers } from './oauth-members';
 import { sendProblem } from './problem';
-import { FORM_ONLY, JSON_ONLY, JSON_OR_FORM } from './request-body';
+import { JSON_ONLY } from './request-body';
 import { RouteTable } from './route-table';
 
 const PARSER_FAILURES: Record<number, () => DomainError> = {
@@ -75,37 +75,4 @@ function frameworkRefusal(status: number, request: FastifyRequest): DomainError 
   if (status === 405) return new DomainError('method_not_allowed', `${request.method} is not allowed here.`);
   if (status >= 400 && status < 500) return new DomainError('invalid_request', 'The request cannot be served.');
   return undefined;
-}
-
-/** Refusals of a body the endpoint could not read: RFC 6749 §5.2 counts them as `invalid_request`. */
-const UNREADABLE_BODY: ReadonlySet<ErrorCode> = new Set([
-  'malformed_body',
-  'payload_too_large',
-  'unsupported_media_type',
-]);
-
-/**
- * The OAuth endpoints whose body is a form only: the login page's sign-in form (its POST; the page's
- * GET reads no body), which refuses a JSON body itself with these words (AuthorizeController.signIn).
- */
-const FORM_ONLY_ROUTES: ReadonlySet<string> = new Set(['/v2/auth/authorize']);
-
-/**
- * The token endpoint's errors carry RFC 6749 §5.2's `error` and `error_description` beside the problem
- * members (contract §4; so do the other OAuth endpoints', as their 429 does), also the refusals of a
- * body, which no OAuth code names: a body that is not JSON, not an object, too large or of another
- * media type is "otherwise malformed", `invalid_request`. A refused media type names what the
- * endpoint reads (Fastify refuses one it has no parser for before the endpoint runs): JSON or a form
- * (token, revocation, introspection), a form only (the sign-in form).
- */
-function withOAuthMembers(error: DomainError, request: FastifyRequest): DomainError {
-  const group = request.routeOptions?.config?.rateLimitGroup;
-  if (group !== OAUTH_GROUP || !UNREADABLE_BODY.has(error.code) || error.options.extensions?.error) return error;
-  // Only Fastify's generic refusal is reworded: an endpoint's own stands.
-  const readable = FORM_ONLY_ROUTES.has(request.routeOptions?.url ?? '') ? FORM_ONLY : JSON_OR_FORM;
-  const detail = error.code === 'unsupported_media_type' && error.detail === JSON_ONLY ? readable : error.detail;
-  return new DomainError(error.code, detail, {
-    ...error.options,
-    extensions: { ...error.options.extensions, error: 'invalid_request', error_description: detail },
-  });
 }

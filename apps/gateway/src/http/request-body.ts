@@ -1,5 +1,8 @@
+import { isUtf8 } from 'node:buffer';
+
 import { DomainError } from '@acct/problem';
-import type { FastifyRequest } from 'fastify';
+import type { RawBodyRequest } from '@nestjs/common';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 /** Fastify's refusal of a media type it has no parser for (it parses JSON and forms). */
@@ -25,4 +28,36 @@ export function jsonObjectBody(request: FastifyRequest): Record<string, unknown>
   }
   if (!isPlainObject(request.body)) throw new DomainError('malformed_body', 'The request body must be a JSON object.');
   return request.body;
+}
+
+/**
+ * The JSON parser of `mediaTypes`: a JSON value, its bytes kept as `rawBody` (for `refuseBodiesNotUtf8`).
+ * A request without content has no body, whatever Content-Type it names (a client that sends
+ * `application/json` on every request): a route that takes none, or takes one optionally (the reset
+ * operation), runs; one that needs one refuses it as `jsonObjectBody` does (400 malformed_body).
+ */
+export function parseJsonBodies(fastify: FastifyInstance, mediaTypes: Array<string | RegExp>, bodyLimit: number) {
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  for (const mediaType of mediaTypes) {
+    fastify.addContentTypeParser(mediaType, { parseAs: 'buffer', bodyLimit }, (request, body: Buffer, done) => {
+      (request as RawBodyRequest<FastifyRequest>).rawBody = body;
+      if (body.length === 0) done(null, undefined);
+      else void parseJson(request, body.toString('utf8'), done);
+    });
+  }
+}
+
+/**
+ * RFC 8259 §8.1: JSON exchanged between systems is UTF-8 (and a form is read as UTF-8 too). A body
+ * whose bytes are not is `400 malformed_body`, before any route reads it: the parsers decode each
+ * invalid byte as U+FFFD, so a Latin-1 client's `Zoë` was stored as `Zo\uFFFD` and its password
+ * as the hash of another text. Reads the bytes the parsers keep (`rawBody`); an unknown path stays 404.
+ */
+export function refuseBodiesNotUtf8(fastify: FastifyInstance): void {
+  // A callback hook, not an async one, like the control-character check after it.
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    const raw = (request as RawBodyRequest<FastifyRequest>).rawBody;
+    if (request.is404 || raw === undefined || isUtf8(raw)) return done();
+    done(new DomainError('malformed_body', 'The request body is not UTF-8 text.'));
+  });
 }

@@ -15,6 +15,7 @@ const FIELDS = ['token', 'token_type_hint'] as const;
 /** What revocation and introspection answer besides their result: the same client request, refused. */
 const CLIENT_REQUEST_PROBLEMS = [
   'malformed_body',
+  'validation_failed',
   'invalid_request',
   'invalid_client',
   'payload_too_large',

@@ -15,6 +15,7 @@ import {
 } from '@nestjs/swagger';
 
 import { SERVICE_VERSION } from '../config';
+import { REFUSED_BY_BACKEND } from '../http/control-characters';
 import { routeDeclarations } from '../http/route-declarations';
 import { PROBLEM_CODES } from './api.decorators';
 import { componentSchemas, schemaRef } from './api-schemas';
@@ -67,6 +68,9 @@ const WWW_AUTHENTICATE: HeaderObject = {
   schema: { type: 'string', pattern: '^Bearer ' },
 };
 const headerRef = (name: string): ReferenceObject => ({ $ref: `#/components/headers/${name}` });
+/** The methods whose request body Fastify parses (GET's and HEAD's it never reads). */
+const PARSED_BODY_METHODS: ReadonlySet<string> = new Set(['post', 'put', 'patch', 'delete', 'options']);
+const BODY_REFUSALS: readonly ErrorCode[] = ['malformed_body', 'payload_too_large', 'unsupported_media_type'];
 
 /**
  * The OpenAPI 3.1 document of the public API (`/v2/**`), generated from the gateway's controllers:
@@ -117,7 +121,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       if (!operation) continue;
       const routeAccess = access.get(`${method} ${path}`);
       if (!routeAccess) throw new Error(`no controller route for ${method.toUpperCase()} ${path}`);
-      completeOperation(operation, routeAccess);
+      completeOperation(operation, routeAccess, method, path);
     }
   }
   document.components = {
@@ -144,10 +148,18 @@ function accessByOperation(app: INestApplication): Map<string, Access> {
   );
 }
 
-function completeOperation(operation: OperationObject, access: Access) {
+function completeOperation(operation: OperationObject, access: Access, method: string, path: string) {
   const extensions = operation as unknown as Record<string, unknown>;
   const codes = new Set<ErrorCode>(extensions[PROBLEM_CODES] as ErrorCode[] | undefined);
   delete extensions[PROBLEM_CODES];
+  // A control character in a path parameter, the query or the body is refused before any route runs
+  // (http/control-characters.ts), except where the backend judges it (the token endpoint's parameters).
+  if (!REFUSED_BY_BACKEND.has(path)) codes.add('validation_failed');
+  // A body sent with any of these methods is parsed before the route runs, whether it reads one or not
+  // (start-gateway.ts): not JSON (nor UTF-8), over 64 KiB, or of a media type no parser reads.
+  if (PARSED_BODY_METHODS.has(method)) {
+    for (const code of BODY_REFUSALS) codes.add(code);
+  }
   if (!access.isPublic) {
     operation.security = [{ [ACCESS_TOKEN]: access.scope ? [access.scope] : [] }];
     codes.add('unauthenticated');
@@ -163,8 +175,20 @@ function completeOperation(operation: OperationObject, access: Access) {
     byStatus.get(429)?.push('quota_exceeded');
   }
   for (const [status, statusCodes] of byStatus) {
-    if (operation.responses[status]) throw new Error(`${operation.operationId}: ${status} is documented twice`);
-    operation.responses[status] = problemResponse(status, statusCodes);
+    const problems = problemResponse(status, statusCodes);
+    const declared = operation.responses[status] as ResponseObject | undefined;
+    if (declared?.content?.[PROBLEM_CONTENT_TYPE] || (declared && !declared.content)) {
+      throw new Error(`${operation.operationId}: ${status} is documented twice`);
+    }
+    // A page's own answer of this status (the login page's 400, HTML) and the problems beside it.
+    operation.responses[status] = declared
+      ? {
+          ...declared,
+          description: `${declared.description} Or a problem: ${problems.description}`,
+          headers: { ...problems.headers, ...declared.headers },
+          content: { ...declared.content, ...problems.content },
+        }
+      : problems;
   }
   for (const response of Object.values(operation.responses) as ResponseObject[]) {
     response.headers = {

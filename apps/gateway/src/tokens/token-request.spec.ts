@@ -56,6 +56,16 @@ describe('tokenParameters (POST /v2/auth/token)', () => {
     expect(parameters).toMatchObject({ client_id: 'my client', client_secret: 's:cret' });
   });
 
+  it('reads the Basic scheme in any letter case and after more than one space (RFC 7617 §2: 1*SP)', () => {
+    const encoded = Buffer.from('web:secret').toString('base64');
+    for (const authorization of [`basic ${encoded}`, `Basic  ${encoded}`]) {
+      expect(tokenParameters(request({ grant_type: 'client_credentials' }, { authorization }))).toMatchObject({
+        client_id: 'web',
+        client_secret: 'secret',
+      });
+    }
+  });
+
   it('refuses credentials in both places, a differing client_id and malformed Basic credentials', () => {
     const header = { authorization: basic('client', 'secret') };
     expect(refusal(() => tokenParameters(request({ client_secret: 'other' }, header)))).toMatchObject({

@@ -1,7 +1,7 @@
 import { DomainError } from '@acct/problem';
 import type { FastifyRequest } from 'fastify';
 
-import { REALM } from '../auth/authenticated-request';
+import { hasSeveralAuthorizations, REALM } from '../auth/authenticated-request';
 import { FORM_CONTENT_TYPE, isJsonMediaType, isPlainObject, JSON_OR_FORM, mediaTypeOf } from '../http/request-body';
 
 const FIELDS = [
@@ -72,6 +72,9 @@ export function clientRequestParameters<Field extends string>(
       throw oauthError('invalid_request', `${field} must be at most ${MAX_PARAMETER_LENGTH} characters.`);
     }
     parameters[field] = value ?? '';
+  }
+  if (hasSeveralAuthorizations(request)) {
+    throw oauthError('invalid_request', 'Send one Authorization header, not several.');
   }
   const basic = basicCredentials(request.headers.authorization);
   if (basic) {

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { Public, RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
+import { oneTimeBearerToken } from '../auth/one-time-token';
 import { IdentityBackend } from '../backends/backends.module';
 import { jsonObjectBody } from '../http/request-body';
 import { parseOrFail } from '../http/validation';
@@ -19,8 +20,6 @@ import {
   setPasswordBody,
 } from './password.schema';
 import { userAnswer, UserResource, userResource } from './user.resource';
-
-const OPAQUE_BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/;
 
 /** Activation and password reset (contract §3). */
 @ApiTags('users')
@@ -61,7 +60,7 @@ export class PasswordController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<UserResource> {
-    const token = OPAQUE_BEARER.exec(request.headers.authorization ?? '')?.[1];
+    const token = oneTimeBearerToken(request);
     if (!token) {
       throw new DomainError('unauthenticated', 'This operation needs the one-time token from the e-mail link.', {
         headers: { 'WWW-Authenticate': 'Bearer realm="account-platform", error="invalid_token"' },
