@@ -173,6 +173,8 @@ describe('accounts and tokens', () => {
         expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
       }
       expect(refused.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+      // A password login's device credential comes back as a header, and is sent back as one.
+      expect(granted.headers.get('access-control-expose-headers')).toContain('X-Device-Token');
 
       // A JSON body or an Authorization header is preflighted: answered, and counted like any request.
       const preflight = await cors('/v2/auth/token', {
@@ -186,6 +188,7 @@ describe('accounts and tokens', () => {
       expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
       expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
       expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization.*Content-Type/);
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('X-Device-Token');
       expect(preflight.headers.get('x-ratelimit-limit')).not.toBeNull();
 
       // The authorization endpoint is navigated to, never fetched; other paths and plain OPTIONS are as before.

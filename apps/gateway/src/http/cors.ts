@@ -26,8 +26,11 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
+  // The password grant's device credential (a response header: the token set's fields are fixed).
+  'X-Device-Token',
 ].join(', ');
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Device-Id';
+/** What a browser app may send: its credentials, the body's type, and the password grant's device headers. */
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Device-Id, X-Device-Token';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 const forBrowserApps = (request: FastifyRequest) =>
