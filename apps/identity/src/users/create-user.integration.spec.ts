@@ -163,6 +163,16 @@ describe('CreateUser against Postgres', () => {
     expect(error.status).toBe(409);
   });
 
+  it('answers phone_taken for a mobile number another user holds, however it is written', async () => {
+    await service.create(acme.admin, command({ email: 'phone-1@example.com', phone: '+86 138-0013-8555' }));
+    const error = await failure(
+      service.create(globex.admin, command({ email: 'phone-2@example.com', phone: '+8613800138555' })),
+    );
+    expect(error.code).toBe('phone_taken');
+    expect(error.status).toBe(409);
+    expect(await prisma.user.count({ where: { email: 'phone-2@example.com' } })).toBe(0);
+  });
+
   it('has the database itself refuse a second user with the same e-mail in another case', async () => {
     const base = { displayName: 'x', roles: ['member'], createdAt: new Date(), updatedAt: new Date() };
     await prisma.user.create({
