@@ -1,4 +1,4 @@
-import { ReadinessCheck } from '@acct/observability';
+import { METRICS_REGISTRY, ReadinessCheck } from '@acct/observability';
 import {
   DynamicModule,
   Global,
@@ -9,6 +9,7 @@ import {
   OnModuleDestroy,
   OnModuleInit,
 } from '@nestjs/common';
+import { Gauge, Registry } from 'prom-client';
 
 import { Revocations } from './revocations';
 
@@ -53,8 +54,25 @@ class RevocationsLifecycle implements OnModuleInit, OnModuleDestroy {
 }
 
 /**
+ * How long ago the process's set last caught up from Redis, read at scrape time (-1 before its first
+ * read): the alert for a process that may accept tokens revoked while it was cut off.
+ */
+function exposeSyncAge(revocations: Revocations, registry: Registry): void {
+  new Gauge({
+    name: 'revocations_sync_age_seconds',
+    help: "Seconds since this process's revocation list last caught up from Redis (-1: never read yet).",
+    registers: [registry],
+    collect(this: Gauge) {
+      const ago = revocations.caughtUpAgoMs();
+      this.set(ago === undefined ? -1 : ago / 1000);
+    },
+  });
+}
+
+/**
  * Provides this process's `Revocations` (inject it by its class) and its readiness check. `config`
- * is the token of the process's validated config.
+ * is the token of the process's validated config; the process's metrics registry, where there is one,
+ * gets `revocations_sync_age_seconds`.
  */
 @Global()
 @Module({})
@@ -66,9 +84,9 @@ export class RevocationModule {
         { provide: REVOCATION_CONFIG, useExisting: options.configToken },
         {
           provide: Revocations,
-          inject: [REVOCATION_CONFIG],
-          useFactory: (config: RevocationConfig) =>
-            new Revocations({
+          inject: [REVOCATION_CONFIG, { token: METRICS_REGISTRY, optional: true }],
+          useFactory: (config: RevocationConfig, registry?: Registry) => {
+            const revocations = new Revocations({
               redisUrl: config.REDIS_URL,
               keyPrefix: config.REDIS_KEY_PREFIX,
               natsUrl: config.NATS_URL,
@@ -76,7 +94,10 @@ export class RevocationModule {
               resyncIntervalMs: config.REVOCATION_RESYNC_MS,
               maxTokenLifetimeSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
               logger: new Logger('revocations'),
-            }),
+            });
+            if (registry) exposeSyncAge(revocations, registry);
+            return revocations;
+          },
         },
         RevocationsLifecycle,
         RevocationsReadiness,

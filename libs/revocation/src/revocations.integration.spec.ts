@@ -140,10 +140,24 @@ describe('Revocations (real Redis and NATS, several independent instances)', () 
       expect(b.isRevoked(token())).toBe(false);
     });
 
+    it('says how long ago it last caught up from Redis: growing while Redis is away, fresh again after', async () => {
+      const watched = await instance({ redisUrl: redis.url, resyncIntervalMs: 200, timeoutMs: 200 });
+      expect(watched.caughtUpAgoMs()).toBeLessThan(1000);
+      await redis.stop();
+      await waitFor('a stale list', () => ((watched.caughtUpAgoMs() ?? 0) > 2000 ? true : undefined), {
+        timeoutMs: 10_000,
+      });
+      await redis.start();
+      await waitFor('a fresh list', () => ((watched.caughtUpAgoMs() ?? Infinity) < 1000 ? true : undefined), {
+        timeoutMs: 10_000,
+      });
+    });
+
     it('is not loaded, and refuses every check (503), while it never could read Redis', async () => {
       await redis.stop();
       const blind = await instance({ redisUrl: redis.url, timeoutMs: 200 });
       expect(blind.loaded).toBe(false);
+      expect(blind.caughtUpAgoMs()).toBeUndefined();
       expect(() => blind.isRevoked(token())).toThrow(expect.objectContaining({ code: 'service_unavailable' }));
       await redis.start();
       await waitFor('the first read', () => (blind.loaded ? true : undefined), { timeoutMs: 10_000 });

@@ -73,6 +73,8 @@ export class Revocations {
   private nats?: NatsConnection;
   /** The stream id caught up to; undefined until the first full read. */
   private lastId?: string;
+  /** When the last read from Redis succeeded (`now()`). */
+  private caughtUpAt?: number;
   private fullReadNeeded = true;
   private syncing?: Promise<void>;
   private failing = false;
@@ -131,6 +133,15 @@ export class Revocations {
   /** Whether the set was read from Redis at least once (the process may take traffic). */
   get loaded(): boolean {
     return this.lastId !== undefined;
+  }
+
+  /**
+   * Milliseconds since the set last caught up from Redis; undefined before the first read. Past the
+   * resync interval, a notice this process missed (NATS away) is not repaired: it may accept a token
+   * revoked meanwhile (`revocations_sync_age_seconds`, docs/metrics.md).
+   */
+  caughtUpAgoMs(): number | undefined {
+    return this.caughtUpAt === undefined ? undefined : this.now() - this.caughtUpAt;
   }
 
   /** The check of the request path: in memory. Refuses (503) while the set was never loaded. */
@@ -223,6 +234,7 @@ export class Revocations {
       );
       this.set.addAll(page.revocations);
       this.lastId = page.lastId;
+      this.caughtUpAt = this.now();
       if (full) this.fullReadNeeded = false;
       if (this.failing) this.options.logger?.log('revocations: caught up from Redis again');
       this.failing = false;
