@@ -15,10 +15,12 @@ describe('refuseControlCharacters', () => {
         return reply.send({ ok: true });
       });
     }
-    app.get('/v2/users', (request, reply) => {
-      reached.push(request.url);
-      return reply.send({ ok: true });
-    });
+    for (const url of ['/v2/users', '/v2/auth/authorize']) {
+      app.get(url, (request, reply) => {
+        reached.push(request.url);
+        return reply.send({ ok: true });
+      });
+    }
     await app.ready();
   });
 
@@ -90,6 +92,17 @@ describe('refuseControlCharacters', () => {
     });
     expect(other.statusCode).toBe(400);
     expect(fieldsOf(other.body)).toEqual(['client_id']);
+  });
+
+  it("leaves the authorization request's query to its controller (error page or redirect), no other query", async () => {
+    const authorize = await app.inject({ method: 'GET', url: '/v2/auth/authorize?client_id=web&state=a%07b' });
+    expect(authorize.statusCode).toBe(200);
+    expect(reached).toEqual(['/v2/auth/authorize?client_id=web&state=a%07b']);
+    const form = await app.inject({ method: 'POST', url: '/v2/auth/authorize?state=a%07b', payload: {} });
+    expect(form.statusCode).toBe(400);
+    expect(fieldsOf(form.body)).toEqual(['query.state']);
+    const users = await app.inject({ method: 'GET', url: '/v2/users?state=a%07b' });
+    expect(users.statusCode).toBe(400);
   });
 
   it('keeps an unknown path 404 whatever it holds', async () => {

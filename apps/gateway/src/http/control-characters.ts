@@ -16,6 +16,23 @@ export const REFUSED_BY_BACKEND: ReadonlySet<string> = new Set(['/v2/auth/token'
  * form's other fields (the authorization request, CSRF token) are refused here like any other.
  */
 const TYPED_BY_PEOPLE = new Map([['/v2/auth/authorize', new Set(['username', 'password', 'mfa_code'])]]);
+/**
+ * The authorization request (`GET /v2/auth/authorize`): its controller refuses a control character in
+ * the query as RFC 6749 §4.1.2.1 asks, with the error page or an `invalid_request` sent back to the
+ * client, never a problem the person's browser would show as JSON.
+ */
+const QUERY_JUDGED_BY_ROUTE: ReadonlySet<string> = new Set(['/v2/auth/authorize']);
+
+/** Whether the route `url` judges the query of a request of `method` (any case) itself. */
+const queryJudgedByRoute = (method: string, url: string) =>
+  QUERY_JUDGED_BY_ROUTE.has(url) && method.toLowerCase() !== 'post';
+
+/**
+ * Whether the route `url` may answer a control character in a request of `method` (any case) with
+ * this hook's `400 validation_failed`: not where the backend or the route judges every field it reads.
+ */
+export const refusesControlCharacters = (method: string, url: string) =>
+  !REFUSED_BY_BACKEND.has(url) && !queryJudgedByRoute(method, url);
 
 /**
  * No field of any request (path parameters, query, JSON or form body) may hold a control character
@@ -28,10 +45,11 @@ export function refuseControlCharacters(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', (request, reply, done) => {
     // An unknown path stays 404 whatever it holds; the token endpoint's backend judges its own.
     if (request.is404 || REFUSED_BY_BACKEND.has(request.routeOptions.url ?? '')) return done();
-    const typed = request.method === 'POST' ? TYPED_BY_PEOPLE.get(request.routeOptions.url ?? '') : undefined;
+    const url = request.routeOptions.url ?? '';
+    const typed = request.method === 'POST' ? TYPED_BY_PEOPLE.get(url) : undefined;
     const fields = [
       ...fieldsWithControlCharacters(request.params, 'path'),
-      ...fieldsWithControlCharacters(request.query, 'query'),
+      ...(queryJudgedByRoute(request.method, url) ? [] : fieldsWithControlCharacters(request.query, 'query')),
       ...fieldsWithControlCharacters(request.body, '')
         .filter((field) => !typed?.has(field))
         .map((field) => (field === '(value)' ? '(body)' : field)),

@@ -57,18 +57,27 @@ const REQUEST_FIELDS = {
 interface AuthorizationRequest {
   parameters: authV1.AuthorizationParameters;
   state: string;
-  /** A parameter sent twice or too long (RFC 6749 §3.1): the request cannot be trusted. */
+  /**
+   * A parameter sent twice or too long (RFC 6749 §3.1), or one of the authorization request's holding a
+   * control character: the request cannot be trusted.
+   */
   malformed?: string;
   /**
    * Whether the parameters an error redirect is built from (client_id, redirect_uri, state) were each
-   * sent once: then a malformed request goes back to the client as `invalid_request` (RFC 6749
-   * §4.1.2.1) once its client and redirect URI check out; else it gets the error page.
+   * sent once, without a control character: then a malformed request goes back to the client as
+   * `invalid_request` (RFC 6749 §4.1.2.1) once its client and redirect URI check out; else it gets the
+   * error page.
    */
   redirectable: boolean;
 }
 
 /** What an error redirect is addressed and matched by. */
 const REDIRECT_PARAMETERS = new Set(['client_id', 'redirect_uri', 'state']);
+/**
+ * The authorization request's own parameters, in which a control character makes the request malformed
+ * (the gateway's control-character hook leaves the authorization request's query to this controller).
+ */
+const AUTHORIZATION_PARAMETERS: ReadonlySet<string> = new Set([...Object.values(REQUEST_FIELDS), 'state']);
 
 type CarriedRequest = AuthorizationRequest & { fields: Record<string, string> };
 
@@ -83,6 +92,11 @@ function authorizationRequest(source: unknown): AuthorizationRequest & { fields:
   for (const [name, value] of Object.entries(input)) {
     if (typeof value !== 'string' || value.length > MAX_PARAMETER_LENGTH) {
       malformed ??= `The ${name} parameter must be sent once, at most ${MAX_PARAMETER_LENGTH} characters.`;
+      if (REDIRECT_PARAMETERS.has(name)) redirectable = false;
+      continue;
+    }
+    if (AUTHORIZATION_PARAMETERS.has(name) && hasControlCharacter(value)) {
+      malformed ??= `The ${name} parameter must not contain control characters.`;
       if (REDIRECT_PARAMETERS.has(name)) redirectable = false;
       continue;
     }

@@ -122,6 +122,14 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it("documents the authorization endpoint's 400 as its error page only: the route answers a control character itself", () => {
+    const authorize = operations().find(({ path, method }) => path === '/v2/auth/authorize' && method === 'get');
+    const badRequest = authorize?.operation.responses['400'] as { content: Record<string, unknown> };
+    expect(Object.keys(badRequest.content)).toEqual(['text/html']);
+    const signIn = operations().find(({ path, method }) => path === '/v2/auth/authorize' && method === 'post');
+    expect(JSON.stringify(signIn?.operation.responses['400'])).toContain('validation_failed');
+  });
+
   it('names a path parameter for every template segment', () => {
     for (const { path, operation } of operations()) {
       const templated = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort();

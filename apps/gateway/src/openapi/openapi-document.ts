@@ -15,7 +15,7 @@ import {
 } from '@nestjs/swagger';
 
 import { SERVICE_VERSION } from '../config';
-import { REFUSED_BY_BACKEND } from '../http/control-characters';
+import { refusesControlCharacters } from '../http/control-characters';
 import { routeDeclarations } from '../http/route-declarations';
 import { PROBLEM_CODES } from './api.decorators';
 import { componentSchemas, schemaRef } from './api-schemas';
@@ -153,8 +153,9 @@ function completeOperation(operation: OperationObject, access: Access, method: s
   const codes = new Set<ErrorCode>(extensions[PROBLEM_CODES] as ErrorCode[] | undefined);
   delete extensions[PROBLEM_CODES];
   // A control character in a path parameter, the query or the body is refused before any route runs
-  // (http/control-characters.ts), except where the backend judges it (the token endpoint's parameters).
-  if (!REFUSED_BY_BACKEND.has(path)) codes.add('validation_failed');
+  // (http/control-characters.ts), except where the backend judges it (the token endpoint's parameters)
+  // or the route does (the authorization request: its error page or a redirect to the client).
+  if (refusesControlCharacters(method, path)) codes.add('validation_failed');
   // A body sent with any of these methods is parsed before the route runs, whether it reads one or not
   // (start-gateway.ts): not JSON (nor UTF-8), over 64 KiB, or of a media type no parser reads.
   if (PARSED_BODY_METHODS.has(method)) {
