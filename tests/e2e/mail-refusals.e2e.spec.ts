@@ -97,7 +97,11 @@ describe('mail the SMTP server refuses', () => {
   });
 
   /** An `identity.user.created` event asking for an activation mail, published as identity's relay does. */
-  const publish = async (to: string, occurredAt = new Date()): Promise<Event> => {
+  const publish = async (
+    to: string,
+    occurredAt = new Date(),
+    expiresAt = new Date(occurredAt.getTime() + 24 * 3600 * 1000),
+  ): Promise<Event> => {
     const event = {
       id: randomUUID(),
       type: USER_CREATED,
@@ -112,7 +116,7 @@ describe('mail the SMTP server refuses', () => {
         locale: 'en',
         send_activation: true,
         activation_token: randomBytes(32).toString('base64url'),
-        activation_expires_at: new Date(occurredAt.getTime() + 24 * 3600 * 1000).toISOString(),
+        activation_expires_at: expiresAt.toISOString(),
       },
     };
     await publisher.publish(USER_CREATED, JSON.stringify(event), event.id);
@@ -229,12 +233,24 @@ describe('mail the SMTP server refuses', () => {
     const to = address('late');
     smtp.refuse(to, 'temporary');
     const before = await undeliverableCount('expired');
-    // MAIL_MAX_AGE_MS is 24 h: an event that occurred 25 h ago is past it (its link has expired too).
-    const event = await publish(to, new Date(Date.now() - 25 * 3600 * 1000));
+    // MAIL_MAX_AGE_MS is 24 h: an event that occurred 25 h ago is past it (its link made to work an
+    // hour more, so that the mail is tried at all).
+    const event = await publish(to, new Date(Date.now() - 25 * 3600 * 1000), new Date(Date.now() + 3600 * 1000));
     const record = await waitFor('the undeliverable record', () => undeliverable(event.id));
     expect(record).toMatchObject({ reason: 'expired', smtp_code: 451, request_id: event.request_id, attempts: 1 });
     await allAcknowledged();
     expect(smtp.attemptsTo(to)).toHaveLength(1);
+    expect(await undeliverableCount('expired')).toBe(before + 1);
+  });
+
+  it('sends no mail whose link expired before it could be sent, and records it as undeliverable', async () => {
+    const to = address('dead-link');
+    const before = await undeliverableCount('expired');
+    const event = await publish(to, new Date(Date.now() - 25 * 3600 * 1000));
+    const record = await waitFor('the undeliverable record', () => undeliverable(event.id));
+    expect(record).toMatchObject({ reason: 'expired', smtp_code: null, request_id: event.request_id, attempts: 1 });
+    await allAcknowledged();
+    expect(smtp.attemptsTo(to)).toHaveLength(0);
     expect(await undeliverableCount('expired')).toBe(before + 1);
   });
 

@@ -112,6 +112,15 @@ export class SmtpCatcher {
     this.acceptance.delayMs = delayMs;
   }
 
+  /**
+   * Answers every `MAIL FROM` of a client that did not authenticate with `530 Error: authentication
+   * Required` (RFC 4954 §6), as a relay does that the mailer reaches without (or with lost) credentials,
+   * until told otherwise.
+   */
+  requireAuthentication(required: boolean): void {
+    this.server.options.authOptional = !required;
+  }
+
   to(address: string): CaughtMail[] {
     return this.messages.filter((message) => message.to.toLowerCase() === address.toLowerCase());
   }

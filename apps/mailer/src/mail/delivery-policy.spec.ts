@@ -7,7 +7,6 @@ describe('delivery policy', () => {
     const smtpError = (code: string, responseCode?: number, command = 'RCPT TO') =>
       Object.assign(new Error('failed'), { code, responseCode, command, response: `${responseCode} no` });
     expect(classifyFailure(smtpError('EENVELOPE', 550)).permanent).toBe(true);
-    expect(classifyFailure(smtpError('EENVELOPE', 553, 'MAIL FROM')).permanent).toBe(true);
     expect(classifyFailure(smtpError('EMESSAGE', 554, 'DATA')).permanent).toBe(true);
     expect(classifyFailure(smtpError('EENVELOPE', undefined, 'API')).permanent).toBe(true); // an address nodemailer refuses
     // for now, out of step, the connection or the mailer's own configuration: worth another try
@@ -16,6 +15,10 @@ describe('delivery policy', () => {
       smtpError('EENVELOPE', 451),
       smtpError('EMESSAGE', 452, 'DATA'),
       smtpError('EENVELOPE', 503),
+      // the sender (MAIL_FROM) refused, or authentication required: the same for every mail
+      smtpError('EENVELOPE', 553, 'MAIL FROM'),
+      smtpError('EENVELOPE', 530, 'MAIL FROM'),
+      smtpError('EENVELOPE', 530, 'RCPT TO'),
       smtpError('EAUTH', 535, 'AUTH PLAIN'),
       smtpError('EPROTOCOL', 554, 'CONN'),
       smtpError('ECONNECTION', undefined, 'CONN'),

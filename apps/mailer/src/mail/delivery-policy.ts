@@ -30,18 +30,19 @@ interface SmtpError {
 
 /**
  * Classifies a failed attempt. Permanent is a refusal of this message or its recipient that the same
- * message would get again (RFC 5321 5yz, except 503, a session out of step), in reply to the envelope
- * or the data, or an address nodemailer will not send to at all. Everything else is transient: 4yz,
- * connections dropped, refused or timed out, and 5yz replies about the session (authentication,
- * greeting), which are the mailer's configuration rather than the message and heal when it is fixed.
+ * message would get again (RFC 5321 5yz, except 503, a session out of step, and 530, authentication
+ * required), in reply to the recipient or the data, or an address nodemailer will not send to at all.
+ * Everything else is transient: 4yz, connections dropped, refused or timed out, and 5yz replies about
+ * the session (authentication, greeting) or the sender (`MAIL FROM`: every mail has the same one),
+ * which are the mailer's configuration rather than the message and heal when it is fixed.
  */
 export function classifyFailure(error: unknown): FailureVerdict {
   const smtp = (typeof error === 'object' && error !== null ? error : {}) as SmtpError;
   const code = typeof smtp.code === 'string' ? smtp.code : typeof smtp.name === 'string' ? smtp.name : 'Error';
   const smtpCode = typeof smtp.responseCode === 'number' ? smtp.responseCode : undefined;
   const detail = String(smtp.response ?? smtp.message ?? error).slice(0, 500);
-  const aboutTheMessage = code === 'EENVELOPE' || code === 'EMESSAGE';
-  const refused = smtpCode !== undefined && smtpCode >= 500 && smtpCode < 600 && smtpCode !== 503;
+  const aboutTheMessage = (code === 'EENVELOPE' && smtp.command !== 'MAIL FROM') || code === 'EMESSAGE';
+  const refused = smtpCode !== undefined && smtpCode >= 500 && smtpCode < 600 && smtpCode !== 503 && smtpCode !== 530;
   // Without a reply, nodemailer refused the address or the message itself (command `API`).
   const refusedByClient = smtpCode === undefined && smtp.command === 'API';
   return { permanent: aboutTheMessage && (refused || refusedByClient), smtpCode, code, detail };

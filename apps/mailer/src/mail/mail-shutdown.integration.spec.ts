@@ -58,25 +58,43 @@ describe('MailConsumer stopped mid-send', () => {
     return consumer;
   };
 
+  const activationFor = (address: string, eventId: string) => ({
+    id: eventId,
+    type: USER_CREATED,
+    version: 1,
+    occurred_at: new Date().toISOString(),
+    data: {
+      user_id: randomUUID(),
+      org_id: 'org-1',
+      email: address,
+      display_name: 'Slow',
+      locale: 'en',
+      send_activation: true,
+      activation_token: randomBytes(32).toString('base64url'),
+      activation_expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    },
+  });
+  const copyStored = async (eventId: string) => {
+    const s3 = new S3Client({
+      endpoint: storage.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    try {
+      await s3.send(new HeadObjectCommand({ Bucket: storage.bucket, Key: `messages/${eventId}.eml` }));
+      return true;
+    } catch {
+      return false;
+    } finally {
+      s3.destroy();
+    }
+  };
+
   it('finishes and acknowledges the mail in hand before it stops, so a restarted mailer does not send it again', async () => {
     const address = `slow-${randomUUID()}@mail.test`;
     const eventId = randomUUID();
-    const event = {
-      id: eventId,
-      type: USER_CREATED,
-      version: 1,
-      occurred_at: new Date().toISOString(),
-      data: {
-        user_id: randomUUID(),
-        org_id: 'org-1',
-        email: address,
-        display_name: 'Slow',
-        locale: 'en',
-        send_activation: true,
-        activation_token: randomBytes(32).toString('base64url'),
-        activation_expires_at: new Date(Date.now() + 86_400_000).toISOString(),
-      },
-    };
+    const event = activationFor(address, eventId);
     smtp.confirmAfter(4000);
     const first = startConsumer();
     await publisher.publish(USER_CREATED, JSON.stringify(event), eventId);
@@ -115,5 +133,31 @@ describe('MailConsumer stopped mid-send', () => {
     } finally {
       await bus.close();
     }
+  }, 60_000);
+
+  it('keeps writing the copy of a mail the SMTP server took while object storage is briefly away as it stops, so the mail is not sent again', async () => {
+    const address = `blip-${randomUUID()}@mail.test`;
+    const eventId = randomUUID();
+    smtp.confirmAfter(3000);
+    const first = startConsumer();
+    await publisher.publish(USER_CREATED, JSON.stringify(activationFor(address, eventId)), eventId);
+    await waitFor('the mail at the SMTP server', () => (smtp.to(address).length > 0 ? true : undefined), {
+      timeoutMs: 15_000,
+    });
+
+    // Object storage restarts while the SMTP server confirms, and SIGTERM arrives: the copy's first
+    // writes fail, the store is back well within the stop's grace.
+    await storage.stop();
+    const stopped = first.onModuleDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await storage.resume();
+    await stopped;
+    smtp.confirmAfter(0);
+
+    expect(await copyStored(eventId)).toBe(true);
+    // Given back unrecorded, the mail would go to the next mailer and be sent a second time.
+    startConsumer();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(smtp.to(address)).toHaveLength(1);
   }, 60_000);
 });

@@ -4,6 +4,7 @@ import { FakeClock } from '@acct/clock';
 import { Outcome, USER_CREATED } from '@acct/events';
 import { createLogger } from '@acct/observability';
 import { LocalObjectStorage, SmtpCatcher } from '@acct/testing';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { JsMsg } from 'nats';
 import { Registry } from 'prom-client';
 
@@ -73,6 +74,21 @@ describe('MailConsumer', () => {
       working: () => undefined,
     }) as unknown as JsMsg;
   const address = (label: string) => `${label}-${(sequence += 1)}@consumer.test`;
+  /** An object of the mailer's archive, as text. */
+  const stored = async (key: string) => {
+    const s3 = new S3Client({
+      endpoint: storage.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    try {
+      const object = await s3.send(new GetObjectCommand({ Bucket: storage.bucket, Key: key }));
+      return (await object.Body?.transformToString('utf8')) ?? '';
+    } finally {
+      s3.destroy();
+    }
+  };
 
   it('backs off a transient failure until the event reaches its maximum age, then gives it up', async () => {
     const to = address('busy');
@@ -89,9 +105,10 @@ describe('MailConsumer', () => {
     expect(await consumer.handle(delivery(event, 9))).toEqual({ retryInMs: expect.any(Number) });
     clock.advance(1);
     expect(await consumer.handle(delivery(event, 10))).toBe('ack');
-    // Given up: a later redelivery neither sends nor asks the SMTP server again.
+    // Given up: a later redelivery neither sends nor asks the SMTP server again. (The tenth delivery
+    // did not ask either: the link had expired with the event's maximum age.)
     expect(await consumer.handle(delivery(event, 11))).toBe('ack');
-    expect(smtp.attemptsTo(to)).toHaveLength(10);
+    expect(smtp.attemptsTo(to)).toHaveLength(9);
   });
 
   it('gives a permanent refusal up at the first attempt, and never tries it again', async () => {
@@ -101,6 +118,38 @@ describe('MailConsumer', () => {
     expect(await consumer.handle(delivery(event, 1))).toBe('ack');
     expect(await consumer.handle(delivery(event, 2))).toBe('ack');
     expect(smtp.attemptsTo(to)).toHaveLength(1);
+  });
+
+  it('retries, not gives up, a mail the relay refuses for want of authentication (the mailer configured wrong), and sends it once that is fixed', async () => {
+    const to = address('unauthenticated');
+    const event = eventFor(to, clock.now());
+    smtp.requireAuthentication(true);
+    try {
+      expect(await consumer.handle(delivery(event, 1))).toEqual({ retryInMs: expect.any(Number) });
+    } finally {
+      smtp.requireAuthentication(false);
+    }
+    expect(await consumer.handle(delivery(event, 2))).toBe('ack');
+    expect(smtp.to(to)).toHaveLength(1);
+  });
+
+  it('sends no mail whose link expired before it could be sent (events held up a day), and records it as undeliverable', async () => {
+    const to = address('late');
+    const event = eventFor(to, clock.now() - DAY_MS - 60_000);
+    expect(await consumer.handle(delivery(event, 1))).toBe('ack');
+    expect(smtp.attemptsTo(to)).toHaveLength(0);
+    const record = await stored(`undeliverable/${event.id}.json`);
+    expect(JSON.parse(record)).toMatchObject({ event_id: event.id, reason: 'expired', attempts: 1 });
+    expect(record).not.toContain(event.data.activation_token);
+  });
+
+  it("says how long the link still works when the mail goes out late, not the token's full 24 hours", async () => {
+    const to = address('delayed');
+    const event = eventFor(to, clock.now() - 20 * 3600 * 1000);
+    expect(await consumer.handle(delivery(event, 1))).toBe('ack');
+    const [mail] = smtp.to(to);
+    expect(mail.text).toContain('expires in 4 hours.');
+    expect(mail.html).toContain('expires in 4 hours.');
   });
 
   it('sends once: a redelivery after the mail went out is acknowledged without sending', async () => {

@@ -46,6 +46,8 @@ interface MailJob {
   displayName: string;
   locale: string;
   token: string;
+  /** When the token (and so the link) expires, as the event says (ISO 8601). */
+  expiresAt?: string;
 }
 
 /**
@@ -72,7 +74,8 @@ export class MailConsumer extends EventConsumer<MailEventType> {
   private readonly sent: Counter<'kind'>;
   private readonly failures: Counter<'kind'>;
   private readonly undeliverable: Counter<'kind' | 'reason'>;
-  private stopping = false;
+  /** Set once a stop has let the message in hand go (its grace is over, the connection closed). */
+  private graceOver = false;
 
   constructor(
     @Inject(MAILER_CONFIG) private readonly config: MailerConfig,
@@ -127,8 +130,8 @@ export class MailConsumer extends EventConsumer<MailEventType> {
   }
 
   protected override async stop() {
-    this.stopping = true;
     await super.stop();
+    this.graceOver = true;
     this.sender.close();
   }
 
@@ -153,12 +156,20 @@ export class MailConsumer extends EventConsumer<MailEventType> {
         log.info(`${job.kind} mail already ${done}: a redelivery, acknowledged`);
         return 'ack';
       }
+      // Held up (the broker, the mailer or the SMTP server away) past the link's expiry, the mail
+      // would bring a dead link: it is given up instead. Sent late, it says how long the link still works.
+      const linkLifetimeMs = this.linkLifetimeMs(job);
+      if (linkLifetimeMs !== undefined && linkLifetimeMs <= 0) {
+        const verdict = { permanent: true, code: 'ELINKEXPIRED', detail: `the link expired at ${job.expiresAt}` };
+        return this.giveUp('expired', job, labels, message.info.deliveryCount, verdict, log);
+      }
       const { mail, archived: copy } = renderWithArchivedCopy(
         job.kind,
         job.locale,
         job.displayName,
         job.token,
         (token) => this.linkFor(token, job.locale),
+        linkLifetimeMs,
       );
       archived = await this.sender.send({ to: job.to, messageId: `<${job.eventId}@account-platform>`, ...mail }, copy);
     } catch (error) {
@@ -182,6 +193,12 @@ export class MailConsumer extends EventConsumer<MailEventType> {
   private linkFor(token: string, locale: string): string {
     const lang = encodeURIComponent(wordingFor(locale).locale);
     return `${this.config.PUBLIC_URL.replace(/\/$/, '')}/activate?token=${encodeURIComponent(token)}&lang=${lang}`;
+  }
+
+  /** How long the mail's link still works, when the event says when it expires. */
+  private linkLifetimeMs(job: MailJob): number | undefined {
+    const expiresAt = Date.parse(job.expiresAt ?? '');
+    return Number.isFinite(expiresAt) ? expiresAt - this.clock.now() : undefined;
   }
 
   /** A failed attempt: given up when refused for good or too old, else retried after a back-off. */
@@ -247,14 +264,18 @@ export class MailConsumer extends EventConsumer<MailEventType> {
     return 'ack';
   }
 
-  /** Writes the copy of a sent mail, retrying until object storage answers (see the class comment). */
+  /**
+   * Writes the copy of a sent mail, retrying until object storage answers (see the class comment),
+   * through a stop's grace too: given back unrecorded, the mail would be sent again by the next
+   * mailer. Only the end of the grace ends it, the message no longer being kept in progress.
+   */
   private async storeSent(eventId: string, raw: Buffer, message: JsMsg, log: PinoLogger): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.archive.store(eventId, raw);
         return;
       } catch (error) {
-        if (this.stopping) throw error;
+        if (this.graceOver) throw error;
         if (attempt === 1) log.warn(`copy of sent mail ${eventId} not stored yet: ${(error as Error).message}`);
         message.working(); // keeps JetStream from redelivering it meanwhile
         await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
@@ -274,6 +295,7 @@ function jobOf(event: EventOf<MailEventType>): MailJob | undefined {
       displayName: event.data.display_name,
       locale: event.data.locale,
       token: event.data.activation_token,
+      expiresAt: event.data.activation_expires_at,
     };
   }
   return {
@@ -283,5 +305,6 @@ function jobOf(event: EventOf<MailEventType>): MailJob | undefined {
     displayName: event.data.display_name,
     locale: event.data.locale,
     token: event.data.token,
+    expiresAt: event.data.expires_at,
   };
 }

@@ -22,11 +22,12 @@ export function renderWithArchivedCopy(
   displayName: string,
   token: string,
   linkFor: (token: string) => string,
+  linkLifetimeMs?: number,
 ): { mail: RenderedMail; archived: ArchivedContent } {
   return {
-    mail: renderMail(kind, locale, displayName, linkFor(token)),
+    mail: renderMail(kind, locale, displayName, linkFor(token), linkLifetimeMs),
     archived: {
-      ...renderMail(kind, locale, displayName, linkFor(REDACTED_TOKEN)),
+      ...renderMail(kind, locale, displayName, linkFor(REDACTED_TOKEN), linkLifetimeMs),
       headers: { [REDACTED_TOKEN_HEADER]: tokenDigest(token) },
     },
   };

@@ -15,6 +15,19 @@ describe('mail templates', () => {
     expect(renderMail('password_reset', 'de', 'Ada', 'https://x.test/a').subject).toBe('Reset your password');
   });
 
+  it('says how long the link still works: rounded to the hour, under an hour in minutes', () => {
+    const hour = 3600 * 1000;
+    const expiry = (locale: string, ms?: number) =>
+      renderMail('activation', locale, 'Ada', 'https://x.test/a', ms).text.split('\n')[5];
+    expect(expiry('en')).toBe('The link works once and expires in 24 hours.');
+    expect(expiry('en', 4 * hour + 10 * 60_000)).toBe('The link works once and expires in 4 hours.');
+    expect(expiry('en', hour)).toBe('The link works once and expires in 1 hour.');
+    expect(expiry('en', 59 * 60_000 + 59_000)).toBe('The link works once and expires in 59 minutes.');
+    expect(expiry('en', 30_000)).toBe('The link works once and expires in 1 minute.');
+    expect(expiry('zh-CN', 4 * hour)).toBe('该链接仅可使用一次，4 小时后失效。');
+    expect(expiry('zh-CN', 20 * 60_000)).toBe('该链接仅可使用一次，20 分钟后失效。');
+  });
+
   it('escapes what the user typed in the HTML part', () => {
     const mail = renderMail('activation', 'en', '<script>alert(1)</script>', 'https://x.test/a?b=1&c=2');
     expect(mail.html).not.toContain('<script>');

@@ -12,7 +12,10 @@ interface Wording {
   greeting: (name: string) => string;
   body: Record<MailKind, string>;
   action: Record<MailKind, string>;
-  expiry: (hours: number) => string;
+  /** The link's remaining lifetime, in whole hours or (under an hour) minutes. */
+  hours: (count: number) => string;
+  minutes: (count: number) => string;
+  expiry: (duration: string) => string;
   ignore: string;
 }
 
@@ -25,7 +28,9 @@ const WORDING: Record<string, Wording> = {
       password_reset: 'A password reset was requested for your account. Choose a new password:',
     },
     action: { activation: 'Activate account', password_reset: 'Set a new password' },
-    expiry: (hours) => `The link works once and expires in ${hours} hours.`,
+    hours: (count) => (count === 1 ? '1 hour' : `${count} hours`),
+    minutes: (count) => (count === 1 ? '1 minute' : `${count} minutes`),
+    expiry: (duration) => `The link works once and expires in ${duration}.`,
     ignore: 'If you did not expect this e-mail, you can ignore it.',
   },
   'zh-CN': {
@@ -36,7 +41,9 @@ const WORDING: Record<string, Wording> = {
       password_reset: '有人请求重置您账户的密码。请设置新密码：',
     },
     action: { activation: '激活账户', password_reset: '设置新密码' },
-    expiry: (hours) => `该链接仅可使用一次，${hours} 小时后失效。`,
+    hours: (count) => `${count} 小时`,
+    minutes: (count) => `${count} 分钟`,
+    expiry: (duration) => `该链接仅可使用一次，${duration}后失效。`,
     ignore: '如果您没有预期收到此邮件，请忽略。',
   },
 };
@@ -48,33 +55,35 @@ export function wordingFor(locale: string): { locale: string; wording: Wording }
   return language ? { locale: language, wording: WORDING[language] } : { locale: 'en', wording: WORDING.en };
 }
 
+const HOUR_MS = 3600 * 1000;
+
+/** The lifetime of the link when the mail does not say otherwise: the one-time token's (contract §3). */
+const LINK_LIFETIME_MS = 24 * HOUR_MS;
+
+/** How long the link still works, in words: rounded to the hour, or in minutes (rounded down) under an hour. */
+const durationOf = (wording: Wording, ms: number) =>
+  ms >= HOUR_MS ? wording.hours(Math.round(ms / HOUR_MS)) : wording.minutes(Math.max(1, Math.floor(ms / 60_000)));
+
 const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
-/** Plain text and HTML versions of one e-mail with its link. */
+/** Plain text and HTML versions of one e-mail with its link, which works for `linkLifetimeMs` more. */
 export function renderMail(
   kind: MailKind,
   locale: string,
   displayName: string,
   link: string,
-  hours = 24,
+  linkLifetimeMs = LINK_LIFETIME_MS,
 ): RenderedMail {
   const { locale: chosen, wording } = wordingFor(locale);
-  const lines = [
-    wording.greeting(displayName),
-    '',
-    wording.body[kind],
-    link,
-    '',
-    wording.expiry(hours),
-    wording.ignore,
-  ];
+  const expiry = wording.expiry(durationOf(wording, linkLifetimeMs));
+  const lines = [wording.greeting(displayName), '', wording.body[kind], link, '', expiry, wording.ignore];
   const html = `<!doctype html>
 <html lang="${escapeHtml(chosen)}"><head><meta charset="utf-8"><title>${escapeHtml(wording.subject[kind])}</title></head>
 <body style="font-family: sans-serif; line-height: 1.5">
 <p>${escapeHtml(wording.greeting(displayName))}</p>
 <p>${escapeHtml(wording.body[kind])}</p>
 <p><a href="${escapeHtml(link)}">${escapeHtml(wording.action[kind])}</a></p>
-<p>${escapeHtml(wording.expiry(hours))}<br>${escapeHtml(wording.ignore)}</p>
+<p>${escapeHtml(expiry)}<br>${escapeHtml(wording.ignore)}</p>
 </body></html>`;
   return { subject: wording.subject[kind], text: lines.join('\n'), html };
 }
