@@ -18,7 +18,7 @@ import { BackendServiceProbe, CacheProbe, DatabaseProbe, MessageBusProbe, Object
       inject: [PLATFORM_CONFIG, PrismaService],
       useFactory: (config: PlatformConfig, prisma: PrismaService) => [
         new DatabaseProbe(prisma),
-        new CacheProbe(config.REDIS_URL, config.HEALTH_PROBE_TIMEOUT_MS),
+        new CacheProbe(config.REDIS_URL, config.HEALTH_PROBE_TIMEOUT_MS, config.REDIS_KEY_PREFIX),
         new ObjectStorageProbe(
           new S3Client({
             endpoint: config.S3_ENDPOINT,

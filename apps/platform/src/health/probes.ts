@@ -23,14 +23,26 @@ export class DatabaseProbe implements Probe {
   }
 }
 
-/** Redis: PING. Commands fail at once while disconnected instead of queueing. */
+/** The key the cache probe writes, and how long it is kept. */
+const PROBE_KEY = 'health:cache-probe';
+const PROBE_KEY_TTL_MS = 60_000;
+
+/**
+ * Redis: a write of a short-lived key, not a PING. The gateways' buckets and API counts and every
+ * revocation are writes, and a Redis that answers PING may refuse them all (a primary turned replica
+ * by a failover: READONLY; out of memory: OOM). Commands fail at once while disconnected instead of
+ * queueing; only the first connection, still opening when the platform's first round runs, is waited
+ * for (within the probe's timeout), so a Redis that is there is not reported down at start.
+ */
 export class CacheProbe implements Probe, OnModuleDestroy {
   readonly component = 'cache';
   readonly critical = false;
   private readonly redis: Redis;
+  private readonly firstConnection: Promise<void>;
 
-  constructor(url: string, timeoutMs: number) {
+  constructor(url: string, timeoutMs: number, keyPrefix = '') {
     this.redis = new Redis(url, {
+      keyPrefix,
       lazyConnect: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -39,11 +51,13 @@ export class CacheProbe implements Probe, OnModuleDestroy {
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
     this.redis.on('error', () => undefined); // reported through the probe, not as an unhandled event
+    this.firstConnection = new Promise((resolve) => this.redis.once('ready', () => resolve()));
   }
 
   async run() {
-    const answer = await this.redis.ping();
-    if (answer !== 'PONG') throw new Error(`unexpected PING answer ${String(answer)}`);
+    await this.firstConnection;
+    const answer = await this.redis.set(PROBE_KEY, String(Date.now()), 'PX', PROBE_KEY_TTL_MS);
+    if (answer !== 'OK') throw new Error(`unexpected SET answer ${String(answer)}`);
   }
 
   onModuleDestroy() {
@@ -70,7 +84,11 @@ export class ObjectStorageProbe implements Probe, OnModuleDestroy {
   }
 }
 
-/** NATS: a round trip to the server on a connection that reconnects by itself. */
+/**
+ * NATS: a round trip to its JetStream (the account's info) on a connection that reconnects by itself.
+ * Every event is a JetStream message (the outbox publishes to streams, the consumers are durable), and
+ * a server may answer while its JetStream does not (not enabled, no meta leader in a cluster).
+ */
 export class MessageBusProbe implements Probe, OnModuleDestroy {
   readonly component = 'message_bus';
   readonly critical = false;
@@ -85,7 +103,8 @@ export class MessageBusProbe implements Probe, OnModuleDestroy {
       this.connection = undefined;
       throw new Error('connection closed');
     }
-    await connection.rtt();
+    const jetStream = await connection.jetstreamManager({ timeout: timeoutMs, checkAPI: false });
+    await jetStream.getAccountInfo();
   }
 
   private async connected(timeoutMs: number): Promise<NatsConnection> {
