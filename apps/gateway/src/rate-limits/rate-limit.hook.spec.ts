@@ -74,3 +74,44 @@ describe('RateLimitHook', () => {
     expect(typeof sent.body?.error_description).toBe('string');
   });
 });
+
+describe('RateLimitHook at the end of a UTC day', () => {
+  const MIDNIGHT = Date.UTC(2026, 10, 29);
+  const caller = { orgId: 'org-1', tokenId: 'jti-1' };
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it("tells a request refused for the day's API requests a moment before midnight to retry in a second, not a day", async () => {
+    // The request names its day's counter at 23:59:59.999; Redis decides on it 2 ms later, after midnight.
+    jest.spyOn(Date, 'now').mockReturnValue(MIDNIGHT - 1);
+    const tiers = {
+      limitsOf: () => Promise.resolve({ tiers: STANDARD_TIERS, apiRequestsPerDay: 100 }),
+    } as unknown as TierCache;
+    const usage = {
+      usageOf: (_orgId: string, limit: number) => ({ key: 'usage:api:{org-1}:2026-11-28', retentionSeconds: 1, limit }),
+      count: () => undefined,
+    } as unknown as ApiUsageCounter;
+    const limiter = {
+      isShared: () => true,
+      take: () =>
+        Promise.resolve({
+          allowed: false,
+          overQuota: true,
+          counted: false,
+          remaining: 59,
+          msUntilFull: 0,
+          msUntilToken: 0,
+          now: MIDNIGHT + 2,
+          capacity: 300,
+          windowMs: 60_000,
+          source: 'redis',
+        }),
+    } as unknown as RateLimiter;
+    const hook = new RateLimitHook(tiers, limiter, usage);
+    const sent: Sent = { headers: {} };
+    await hook.handle(Object.assign(request('users.read'), { caller }), replyRecording(sent));
+    expect(sent.status).toBe(429);
+    expect(sent.body).toMatchObject({ code: 'quota_exceeded' });
+    expect(sent.headers['Retry-After']).toBe('1');
+  });
+});

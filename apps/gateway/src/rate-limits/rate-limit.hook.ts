@@ -61,7 +61,10 @@ export class RateLimitHook {
     }
     const tier = tierOf((await this.tiers.limitsOf(undefined)).tiers, 'default');
     const decision = await this.limiter.take(tier, `ip:${addressKey(socketAddress(remoteAddress))}`);
-    return { headers: rateLimitHeaders(tier.group, decision), refusal: refusalOf(tier.group, decision, NO_QUOTA) };
+    return {
+      headers: rateLimitHeaders(tier.group, decision),
+      refusal: refusalOf(tier.group, decision, NO_QUOTA, decision.now),
+    };
   }
 
   async handle(request: FastifyRequest, reply: FastifyReply) {
@@ -80,12 +83,15 @@ export class RateLimitHook {
     // (Only such a request can be refused for the quota: a per-IP group's, health's or a token
     // request's is counted but never refused, nor one while Redis is away, when nothing is counted.)
     const quota = API_QUOTA_EXEMPT_GROUPS.has(tier.group) ? NO_QUOTA : apiRequestsPerDay;
-    const usage = perToken && this.limiter.isShared(tier.group) ? this.usage.usageOf(caller.orgId, quota) : undefined;
+    // The instant that names the day's counter: a refusal for its quota lasts until that day ends.
+    const countedAt = Date.now();
+    const usage =
+      perToken && this.limiter.isShared(tier.group) ? this.usage.usageOf(caller.orgId, quota, countedAt) : undefined;
     if (caller && !usage) this.usage.count(caller.orgId);
     const decision = await this.limiter.take(tier, key, usage);
     const outcome: PeerLimit = {
       headers: setRateLimitHeaders(reply, tier.group, decision),
-      refusal: refusalOf(tier.group, decision, quota),
+      refusal: refusalOf(tier.group, decision, quota, countedAt),
     };
     // Node's parser may still refuse the rest of this request (its body): that answer carries this outcome.
     const waiting = this.outcomes.get(reply.raw);
@@ -103,12 +109,21 @@ function tierOf(tiers: readonly RateLimitTier[], group: string): RateLimitTier {
   );
 }
 
-/** The 429 of a decision that refuses its request: the org's API requests of the day made, or an empty bucket. */
-function refusalOf(group: string, decision: RateLimitDecision, quota: number): DomainError | undefined {
+/**
+ * The 429 of a decision that refuses its request: the org's API requests of the day made, or an empty
+ * bucket. `countedAt` named the day's counter: the refusal lasts until that day ends, reckoned on that
+ * clock (Redis decides a moment later, which may be past midnight: that is not a whole day's wait).
+ */
+function refusalOf(
+  group: string,
+  decision: RateLimitDecision,
+  quota: number,
+  countedAt: number,
+): DomainError | undefined {
   if (decision.overQuota) {
     return new DomainError('quota_exceeded', `The organization has made its ${quota} API requests of the day (UTC).`, {
       status: 429,
-      retryAfter: secondsUntilUtcMidnight(decision.now),
+      retryAfter: secondsUntilUtcMidnight(countedAt),
     });
   }
   return decision.allowed ? undefined : rateLimited(group, decision);
