@@ -131,4 +131,35 @@ describe('TierCache', () => {
     await settle();
     expect(await cache.limitsOf('never-seen')).toMatchObject({ apiRequestsPerDay: 5 });
   });
+
+  it('decides at once with what it knows for as long as the platform stays unreachable, past the TTL too', async () => {
+    /** `limits`, if it is decided without waiting for the platform. */
+    const atOnce = <T>(limits: Promise<T>) =>
+      Promise.race([
+        limits,
+        settle().then(() => {
+          throw new Error('the request waited for the platform');
+        }),
+      ]);
+    const known = cache.limitsOf(ORG);
+    platform.answer(600, 5);
+    await known;
+    const unknown = cache.limitsOf('never-seen');
+    platform.answer(-1);
+    await unknown;
+    advance(TTL_MS + 1);
+    const stale = cache.limitsOf(ORG);
+    platform.answer(-1); // the refresh fails (unreachable, or past its deadline)
+    expect(await stale).toMatchObject({ apiRequestsPerDay: 5 });
+    // The platform now hangs, and stays away past another TTL: no request waits for it any more.
+    advance(TTL_MS + 1);
+    expect(await atOnce(cache.limitsOf(ORG))).toMatchObject({ apiRequestsPerDay: 5 });
+    expect(await atOnce(cache.limitsOf('never-seen'))).toEqual({ tiers: STANDARD_TIERS, apiRequestsPerDay: NO_QUOTA });
+    // One fetch at a time retries behind the requests; the platform's answer, once in, replaces what was known.
+    expect(await atOnce(cache.limitsOf(ORG))).toMatchObject({ apiRequestsPerDay: 5 });
+    expect(platform.calls).toBe(5);
+    platform.answer(900, 7);
+    await settle();
+    expect(await atOnce(cache.limitsOf(ORG))).toMatchObject({ apiRequestsPerDay: 7 });
+  });
 });

@@ -28,7 +28,8 @@ interface Entry {
  * standard plan's tiers and no quota: an outage of the platform refuses nobody for its quota).
  * Once an org's tiers have expired, a request waits for their refresh at most
  * RATE_LIMIT_TIERS_REFRESH_WAIT_MS and is otherwise decided with the last known tiers while the
- * refresh goes on, so a slow or hung platform costs a request that much, not a whole gRPC deadline.
+ * refresh goes on, so a slow or hung platform costs a request that much, not a whole gRPC deadline;
+ * once that refresh has failed, no request waits until the platform answers again.
  * The first request about an org waits for its tiers (concurrent ones share the call); once that
  * call has failed, the standard tiers are the org's known ones until the platform answers.
  * In steady use no request waits at all: a request in the second half of the TTL starts the refresh
@@ -77,17 +78,13 @@ export class TierCache {
       return limits;
     } catch (error) {
       this.logger.warn(`limits of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
-      if (stale) return stale.limits;
-      // Remembered as the org's limits for a TTL, each request retrying in the background: while the
-      // platform is away, an org never heard of (and every unauthenticated request) waits for nothing.
-      const fallback = unknownOrg();
-      const failedAt = Date.now();
-      this.entries.set(orgId, {
-        limits: fallback,
-        refreshAt: failedAt,
-        expiresAt: failedAt + this.config.RATE_LIMIT_TIERS_TTL_MS,
-      });
-      return fallback;
+      // The last known limits (the standard ones for an org never heard of) stay in force until the
+      // platform answers, each request retrying in the background: while the platform is away, refusing
+      // or hung, and however long, no request waits for it again. (Kept expiring, a known org's every
+      // request waited RATE_LIMIT_TIERS_REFRESH_WAIT_MS for a call that would fail, each TTL and for good.)
+      const limits = stale?.limits ?? unknownOrg();
+      this.entries.set(orgId, { limits, refreshAt: Date.now(), expiresAt: Number.POSITIVE_INFINITY });
+      return limits;
     }
   }
 }
