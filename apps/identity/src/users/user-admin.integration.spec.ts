@@ -456,8 +456,9 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
           statuses.disable(secondCaller, org.adminUserId, []),
         ]);
         expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+        // The second is judged once its caller is disabled: no admin any more.
         expect((results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({
-          code: 'last_admin',
+          code: 'forbidden',
         });
         expect(
           await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } }),
@@ -488,6 +489,46 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect(await prisma.user.count({ where: { orgId: org.orgId, status: 'active', roles: { has: 'admin' } } })).toBe(
         1,
       );
+    });
+
+    // Two requests verified at once are judged one after the other under the org's lock: the second
+    // one's token still says admin, but by then its holder was disabled, deleted or demoted.
+    it('refuses a change by an admin that an earlier change disabled, deleted or demoted, whatever its token says', async () => {
+      const org = await identity.seedOrg('stale-admins');
+      const admins: string[] = [];
+      for (const name of ['disabled', 'deleted', 'demoted']) {
+        const { user } = await creator.create(org.admin, {
+          email: `${name}@stale-admins.example.com`,
+          displayName: name,
+          roles: ['admin'],
+          requestFingerprint: '',
+        });
+        await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
+        admins.push(user.id);
+      }
+      const [disabled = '', deleted = '', demoted = ''] = admins;
+      const target = await create(org);
+      await statuses.disable(org.admin, disabled, []);
+      await deletes.delete(org.admin, deleted, []);
+      await updates.update(org.admin, demoted, [], { roles: ['member'] });
+
+      for (const stale of [disabled, deleted, demoted].map((id) => userCaller(id, org.orgId, 'admin'))) {
+        const codes = [];
+        for (const attempt of [
+          () => updates.update(stale, target.id, [], { displayName: 'Taken over' }),
+          () => statuses.disable(stale, target.id, []),
+          () => deletes.delete(stale, target.id, []),
+        ]) {
+          codes.push(
+            await attempt().then(
+              () => 'done',
+              (error: { code?: string }) => error.code,
+            ),
+          );
+        }
+        expect(codes).toEqual(['forbidden', 'forbidden', 'forbidden']);
+      }
+      expect(await reads.get(org.admin, target.id)).toEqual(target);
     });
   });
 

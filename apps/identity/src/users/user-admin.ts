@@ -54,11 +54,26 @@ export class UserAdminChanges {
     requireAdmin(caller, USERS_WRITE_SCOPE);
     return this.transactions.run(async (db) => {
       await this.orgs.lock(db, caller.orgId);
+      await this.requireStillAdmin(db, caller);
       const user = await this.users.lockInOrg(db, caller.orgId, userId);
       if (!user) throw noSuchUser();
       requireMatch(ifMatch, user);
       return change(db, user);
     });
+  }
+
+  /**
+   * A user caller is still an active admin of the org, as the database says under the org's lock: its
+   * token may predate a change judged just before this one (it was disabled, deleted or lost `admin`
+   * while its request waited for the lock), and the token's revocation reaches this check too late.
+   * A client acts with its configured roles.
+   */
+  private async requireStillAdmin(db: Prisma.TransactionClient, caller: Caller): Promise<void> {
+    if (caller.kind !== 'user') return;
+    const self = await this.users.findInOrg(caller.orgId, caller.subject, db);
+    if (self?.status !== 'active' || !self.roles.includes('admin')) {
+      throw new DomainError('forbidden', "Only the organization's active admins may administer its users.");
+    }
   }
 
   /**
