@@ -33,6 +33,14 @@ type CredentialsRow = Parameters<typeof toRecord>[0] & { passwordHash: string | 
 
 const FIND_BY_EMAIL = `SELECT ${USER_COLUMNS}, password_hash AS "passwordHash" FROM users WHERE email_normalized = $1`;
 const FIND_BY_PHONE = `SELECT ${USER_COLUMNS}, password_hash AS "passwordHash" FROM users WHERE phone = $1`;
+/**
+ * The same, for a password check: `FOR KEY SHARE` waits for a change of the user in progress (every
+ * change holds the row `FOR UPDATE`: a password set, a disable, a deletion) and then reads the row as
+ * it committed. Without it a login read the old password (or `active`) after the change's time, which
+ * is what auth ends the sessions before, so its session survived the change.
+ */
+const CHECK_BY_EMAIL = `${FIND_BY_EMAIL} FOR KEY SHARE`;
+const CHECK_BY_PHONE = `${FIND_BY_PHONE} FOR KEY SHARE`;
 
 /** The login view of users: the only reader and writer of password hashes. */
 @Injectable()
@@ -44,11 +52,20 @@ export class CredentialsRepository {
    * twice (its login key, then its password check), so each is one prepared statement without
    * Prisma's runtime (`DirectStatements`).
    */
-  async find(name: LoginName): Promise<Credentials | null> {
+  find(name: LoginName): Promise<Credentials | null> {
+    return this.query(name, FIND_BY_EMAIL, FIND_BY_PHONE);
+  }
+
+  /** As `find`, once a change of the user in progress has committed: what a password is checked against. */
+  findForPasswordCheck(name: LoginName): Promise<Credentials | null> {
+    return this.query(name, CHECK_BY_EMAIL, CHECK_BY_PHONE);
+  }
+
+  private async query(name: LoginName, byEmail: string, byPhone: string): Promise<Credentials | null> {
     const [row] =
       'phone' in name
-        ? await this.prisma.direct.query<CredentialsRow>(FIND_BY_PHONE, [name.phone])
-        : await this.prisma.direct.query<CredentialsRow>(FIND_BY_EMAIL, [name.email]);
+        ? await this.prisma.direct.query<CredentialsRow>(byPhone, [name.phone])
+        : await this.prisma.direct.query<CredentialsRow>(byEmail, [name.email]);
     return row ? { user: toRecord(row), passwordHash: row.passwordHash } : null;
   }
 

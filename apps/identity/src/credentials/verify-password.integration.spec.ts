@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 
+import { PasswordSetService } from '../activation/password-set.service';
+import { OutboxRepository } from '../outbox/outbox.repository';
 import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from '../users/create-user.service';
 import { UserStatusService } from '../users/user-status.service';
@@ -137,5 +139,57 @@ describe('VerifyPassword against Postgres', () => {
     expect(await service.loginKey(auth, '138 0013 8999')).toEqual({ key: 'email:138 0013 8999' });
     const user = callerOf('user', acme.adminUserId, acme.orgId, ['users:read'], ['admin']);
     await expect(service.loginKey(user, 'pending@example.com')).rejects.toMatchObject({ code: 'insufficient_scope' });
+  });
+
+  // Auth ends the sessions begun before the change's time (read under the user's lock, before the
+  // commit): a check that read the user between that time and the commit would let a login with the
+  // old password, or of a user being disabled, keep a session begun after it.
+  it('waits for a password change or a disable being committed, and answers the user as it is then', async () => {
+    const outbox = identity.get(OutboxRepository);
+    const passwords = identity.get(PasswordSetService);
+    /** Runs `change` held open at its first outbox write (after its time was read) while `check` runs. */
+    const duringChange = async <T>(change: () => Promise<unknown>, check: () => Promise<T>): Promise<T> => {
+      const append = outbox.append.bind(outbox);
+      let reached!: () => void;
+      const atWrite = new Promise<void>((resolve) => (reached = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const spy = jest.spyOn(outbox, 'append').mockImplementationOnce(async (...args) => {
+        reached();
+        await released;
+        return append(...args);
+      });
+      try {
+        const changed = change();
+        await atWrite;
+        const checked = check();
+        await Promise.race([checked, new Promise((resolve) => setTimeout(resolve, 500))]);
+        release();
+        await changed;
+        return await checked;
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const { user } = await identity.get(CreateUserService).create(acme.admin, {
+      email: 'changing@example.com',
+      displayName: 'Changing',
+      password: 'the old password',
+      roles: [],
+      requestFingerprint: '',
+    });
+    const { token } = await passwords.requestReset(acme.admin, user.id, false);
+
+    const afterChange = await duringChange(
+      () => passwords.setPassword(token, 'the new password'),
+      () => service.verify(auth, 'changing@example.com', 'the old password'),
+    );
+    expect(afterChange).toEqual({ valid: false, user: undefined });
+
+    const whileDisabling = await duringChange(
+      () => identity.get(UserStatusService).disable(acme.admin, user.id, []),
+      () => service.verify(auth, 'changing@example.com', 'the new password'),
+    );
+    expect(whileDisabling.user?.status).toBe('disabled');
   });
 });

@@ -22,7 +22,7 @@ export class VerifyPasswordService {
 
   async verify(caller: Caller, username: string, password: string): Promise<identityV1.VerifyPasswordResponse> {
     requireScope(caller, INTERNAL_IDENTITY_SCOPE);
-    const found = await this.credentials.find(loginNameOf(username));
+    const found = await this.credentials.findForPasswordCheck(loginNameOf(username));
     const valid = await this.hasher.verifyOrBurn(found?.passwordHash ?? null, password);
     return valid && found ? { valid: true, user: toUserMessage(found.user) } : { valid: false, user: undefined };
   }
