@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 import { AccessTokenVerifier, Caller } from '@acct/access-token';
 import { authV1 } from '@acct/contracts';
+import { Revocations } from '@acct/revocation';
 import { decodeJwt } from 'jose';
 import { generateSync } from 'otplib';
 
@@ -11,6 +12,7 @@ import { AccessTokenIssuer } from '../keys/access-token.issuer';
 import { JwksGrpcController } from '../keys/jwks.grpc-controller';
 import { MfaService } from '../mfa/mfa.service';
 import { RecoveryCodesService } from '../mfa/recovery-codes.service';
+import { hashRefreshToken } from '../refresh/refresh-token';
 import { RefreshTokenService } from '../refresh/refresh-token.service';
 import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
@@ -424,6 +426,51 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       const later = await codeFor();
       const set = await exchange({ code: later.code, codeVerifier: later.codeVerifier, redirectUri: REDIRECT });
       await expect(verifier.verify(set.accessToken)).resolves.toMatchObject({ subject: USER.id });
+    });
+  });
+
+  describe("after the user's sessions are ended, before auth hears of it", () => {
+    it('ends the session of a code signed in before the end and exchanged after it, with or without a refresh token', async () => {
+      const revocations = auth.harness.get(Revocations);
+      const revoked = (accessToken: string) => {
+        const claims = decodeJwt(accessToken) as {
+          jti: string;
+          sid?: string;
+          sub: string;
+          org_id: string;
+          iat: number;
+        };
+        return revocations.isRevoked({ ...claims, orgId: claims.org_id });
+      };
+      const spaCode = await codeFor();
+      const serverCode = await codeFor(confidential.clientId);
+      // The user is disabled (or its password set) now; identity's event reaches auth only later.
+      auth.harness.clock.advance(1000);
+      const endedAt = auth.harness.clock.now();
+      auth.harness.clock.advance(1000);
+      const withRefresh = await exchange({
+        code: spaCode.code,
+        codeVerifier: spaCode.codeVerifier,
+        redirectUri: REDIRECT,
+      });
+      const withoutRefresh = await exchange({
+        code: serverCode.code,
+        codeVerifier: serverCode.codeVerifier,
+        redirectUri: REDIRECT,
+        clientId: confidential.clientId,
+        clientSecret: confidential.clientSecret,
+      });
+      await auth.harness.get(RefreshTokenService).revokeUser(ORG, USER.id, endedAt);
+
+      const [refresh] = await auth.database.query<{ revoked_at: Date | null }>(
+        'SELECT revoked_at FROM refresh_tokens WHERE token_hash = $1',
+        [hashRefreshToken(withRefresh.refreshToken)],
+      );
+      expect({
+        refreshRevoked: refresh?.revoked_at !== null,
+        accessRevoked: revoked(withRefresh.accessToken),
+        serverAccessRevoked: revoked(withoutRefresh.accessToken),
+      }).toEqual({ refreshRevoked: true, accessRevoked: true, serverAccessRevoked: true });
     });
   });
 

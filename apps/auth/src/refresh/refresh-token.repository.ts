@@ -185,14 +185,15 @@ export class RefreshTokenRepository {
   }
 
   /**
-   * The sessions of a user in `orgId` that an authorization code exchange began at or after `since`
-   * and before `before`: the family ids recorded on the codes. An exchange by a client not registered
-   * for refresh_token starts no refresh token, so only the code knows its family, which its access
-   * token carries as `sid` (and a client's own refresh tokens are here too, which does no harm).
+   * The sessions of a user in `orgId` that an authorization code exchange began at or after `since`,
+   * of a sign-in before `before` (the code's creation), however late the exchange: the family ids
+   * recorded on the codes. An exchange by a client not registered for refresh_token starts no
+   * refresh token, so only the code knows its family, which its access token carries as `sid` (and a
+   * client's own refresh tokens are here too, which does no harm).
    */
   async familiesExchangedBy(orgId: string, userId: string, since: Date, before: Date): Promise<string[]> {
     const codes = await this.prisma.authorizationCode.findMany({
-      where: { orgId, userId, familyId: { not: null }, usedAt: { gte: since, lt: before } },
+      where: { orgId, userId, familyId: { not: null }, createdAt: { lt: before }, usedAt: { gte: since } },
       select: { familyId: true },
     });
     return codes.flatMap((code) => (code.familyId ? [code.familyId] : []));

@@ -65,9 +65,18 @@ export class RefreshTokenService {
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {}
 
-  /** The first refresh token of a login: a new family (its id chosen by the caller when it must record it). */
-  async issue(grant: RefreshGrant, familyId: string = randomUUID(), origin?: SessionOrigin): Promise<string> {
-    const { token, row } = this.mint(grant, familyId, null);
+  /**
+   * The first refresh token of a login: a new family (its id chosen by the caller when it must record
+   * it), begun when the login's password was checked (`begunAt`, ms; default now): a revocation of the
+   * user's sessions from a later time ends it, however late the login finished (`revokeUser`).
+   */
+  async issue(
+    grant: RefreshGrant,
+    familyId: string = randomUUID(),
+    origin?: SessionOrigin,
+    begunAt?: number,
+  ): Promise<string> {
+    const { token, row } = this.mint(grant, familyId, null, begunAt);
     await this.tokens.insertFirst({ ...row, origin });
     return token;
   }
@@ -165,21 +174,34 @@ export class RefreshTokenService {
 
   /**
    * Ends every session of a user of `orgId` begun before `before` (ms): each live family (as
-   * revokeFamily) and every access token issued to the user before then. A later login is left
-   * alone, so replaying an old password change ends nothing new. Answers how many families were live.
+   * revokeFamily) and every access token issued to the user before then. A session begins when its
+   * sign-in checked the password, however late its tokens were issued; a later login is left alone,
+   * so replaying an old password change ends nothing new. Answers how many families were live.
    */
   async revokeUser(orgId: string, userId: string, before: number): Promise<number> {
+    const ended = await this.endSessionsBegunBefore(orgId, userId, before, new Set());
+    await this.revocations.revokeSubject(orgId, userId, before);
+    // A sign-in checked before `before` whose session was stored after the read above checked the
+    // set (PasswordGrant, AuthorizationCodes) before the subject entry was there: it is read now. One
+    // that checks the set from now on is refused.
+    const late = await this.endSessionsBegunBefore(orgId, userId, before, new Set(ended.sessions));
+    return ended.families.length + late.families.length;
+  }
+
+  /** revokeUser's families and code exchanges begun before `before`, but those in `known`. */
+  private async endSessionsBegunBefore(orgId: string, userId: string, before: number, known: ReadonlySet<string>) {
     const now = new Date(this.clock.now());
-    const families = await this.tokens.liveFamiliesOf(orgId, userId, now, new Date(before));
+    const unknown = (familyId: string) => !known.has(familyId);
+    const families = (await this.tokens.liveFamiliesOf(orgId, userId, now, new Date(before))).filter(unknown);
     for (const familyId of families) await this.revokeInDatabase(familyId);
     // The subject entry ends access tokens of seconds before `before`'s; one issued earlier in that
     // same second is ended by its family's entry. A code exchange without a refresh token has no
     // family here, only on its code: its access token (at most ACCESS_TOKEN_TTL_SECONDS old) too.
     const since = new Date(before - this.config.ACCESS_TOKEN_TTL_SECONDS * 1000);
-    const exchanged = await this.tokens.familiesExchangedBy(orgId, userId, since, new Date(before));
-    await this.revocations.revokeSessions([...new Set([...families, ...exchanged])]);
-    await this.revocations.revokeSubject(orgId, userId, before);
-    return families.length;
+    const exchanged = (await this.tokens.familiesExchangedBy(orgId, userId, since, new Date(before))).filter(unknown);
+    const sessions = [...new Set([...families, ...exchanged])];
+    await this.revocations.revokeSessions(sessions);
+    return { families, sessions };
   }
 
   /** A refresh token as stored, by its value (no lock): for revocation and introspection. */
@@ -207,7 +229,7 @@ export class RefreshTokenService {
     return !clientId || clientId === token.clientId;
   }
 
-  private mint(grant: RefreshGrant, familyId: string, parentId: string | null) {
+  private mint(grant: RefreshGrant, familyId: string, parentId: string | null, createdAt?: number) {
     const token = generateRefreshToken();
     const now = this.clock.now();
     const row: NewRefreshToken = {
@@ -220,7 +242,7 @@ export class RefreshTokenService {
       clientId: grant.clientId,
       scopes: [...grant.scopes],
       roles: [...grant.roles],
-      createdAt: new Date(now),
+      createdAt: new Date(createdAt ?? now),
       expiresAt: new Date(now + this.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
     };
     return { token, row };

@@ -11,6 +11,7 @@ import { ClientService } from '../clients/client.service';
 import { VerifiedUser } from '../identity/identity.client';
 import { AccessTokenIssuer } from '../keys/access-token.issuer';
 import { hashRefreshToken } from '../refresh/refresh-token';
+import { RefreshTokenRepository } from '../refresh/refresh-token.repository';
 import { AuthHarness } from '../test-support/auth-harness';
 import { passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
@@ -38,6 +39,8 @@ const USERS = [
   user('3d1c8a2b-5e4f-4a6b-9c7d-8e9f0a1b2c3d', 'bob@example.test'),
   user('5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d', 'cy@example.test'),
   user('8e9f0a1b-2c3d-4e5f-8a6b-7c8d9e0f1a2b', 'di@example.test'),
+  user('2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e', 'ed@example.test'),
+  user('4c5d6e7f-8a9b-4c0d-9e1f-2a3b4c5d6e7f', 'flo@example.test'),
 ];
 /** The bound issue 12 states: effective in every process within 1 s. */
 const WITHIN_MS = 1000;
@@ -435,6 +438,82 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
       user.id,
     ]);
     expect(live).toEqual([]);
+  });
+
+  it('ends the session of a login whose password was checked before the user was disabled, though it finished before auth heard of it', async () => {
+    const user = USERS[4];
+    let disabledAt = '';
+    afterPasswordCheck = () => {
+      // Identity has answered "active"; the user is disabled now, while the login goes on.
+      harness.clock.advance(1000);
+      disabledAt = new Date(harness.clock.now()).toISOString();
+      return Promise.resolve();
+    };
+    const session = await login(user.email);
+    const event = {
+      id: '7f5a0b3c-9d4e-4f1a-8b2c-3d4e5f6a7b8c',
+      type: USER_DISABLED,
+      version: 1,
+      occurred_at: disabledAt,
+      data: { user_id: user.id, org_id: ORG, occurred_at: disabledAt },
+    };
+    const message = { subject: USER_DISABLED, seq: 4, string: () => JSON.stringify(event) } as unknown as JsMsg;
+    await expect(harness.get(SessionEndingEventsConsumer).handle(message)).resolves.toBe('ack');
+
+    expect(await refreshRevoked(session.refreshToken)).toBe(true);
+    expect(await accepted(session.accessToken)).toBe(false);
+    await refusedElsewhereWithin(session.accessToken);
+  });
+
+  it("leaves no session to a login that creates its family while the user's sessions are being ended", async () => {
+    const user = USERS[5];
+    const repository = harness.get(RefreshTokenRepository);
+    const listFamilies = repository.liveFamiliesOf.bind(repository);
+    let listed!: () => void;
+    const familiesListed = new Promise<void>((resolve) => (listed = resolve));
+    let loginDone!: () => void;
+    const loginFinished = new Promise<void>((resolve) => (loginDone = resolve));
+    // Auth reads the user's live families, then the login inserts its own and finishes (before the
+    // user's entry is in the set), then auth goes on revoking what it found.
+    const spy = jest.spyOn(repository, 'liveFamiliesOf').mockImplementationOnce(async (...args) => {
+      const families = await listFamilies(...args);
+      listed();
+      await loginFinished;
+      return families;
+    });
+    let handled: Promise<unknown> | undefined;
+    afterPasswordCheck = async () => {
+      harness.clock.advance(1000);
+      const disabledAt = new Date(harness.clock.now()).toISOString();
+      const event = {
+        id: '6e4f9a2b-8c3d-4e0f-9a1b-2c3d4e5f6a7b',
+        type: USER_DISABLED,
+        version: 1,
+        occurred_at: disabledAt,
+        data: { user_id: user.id, org_id: ORG, occurred_at: disabledAt },
+      };
+      const message = { subject: USER_DISABLED, seq: 3, string: () => JSON.stringify(event) } as unknown as JsMsg;
+      handled = harness.get(SessionEndingEventsConsumer).handle(message);
+      await familiesListed;
+    };
+
+    try {
+      const outcome = await login(user.email).catch((error: { code?: string }) => error.code ?? 'no code');
+      loginDone();
+      await expect(handled).resolves.toBe('ack');
+      // Refused, or ended with the user's other sessions: either way nothing of it is left.
+      if (typeof outcome !== 'string') {
+        expect(await refreshRevoked(outcome.refreshToken)).toBe(true);
+        expect(await accepted(outcome.accessToken)).toBe(false);
+      } else expect(outcome).toBe('invalid_grant');
+      const live = await database.query(
+        'SELECT id FROM refresh_tokens WHERE user_id = $1::uuid AND revoked_at IS NULL',
+        [user.id],
+      );
+      expect(live).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("erases a deleted user's second factor (TOTP secret, recovery codes), and keeps a disabled user's", async () => {

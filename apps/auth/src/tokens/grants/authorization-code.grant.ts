@@ -44,10 +44,11 @@ export class AuthorizationCodeGrant implements Grant {
       jti: redemption.accessTokenJti,
       sessionId: redemption.familyId,
     });
-    // The session's origin is the token request's, as for the password grant (README Decisions).
+    // The session's origin is the token request's, as for the password grant (README Decisions); it
+    // began at the sign-in the code stands for, as the password grant's at its password check.
     const origin = { ip: request.clientIp, deviceId: request.deviceId, userAgent: request.userAgent };
     const refreshToken = client.grantTypes.includes(REFRESH_TOKEN)
-      ? await this.refreshTokens.issue(grant, redemption.familyId, origin)
+      ? await this.refreshTokens.issue(grant, redemption.familyId, origin, redemption.signedInAt)
       : '';
     await this.codes.confirm(redemption);
     return issued(access, refreshToken);

@@ -42,10 +42,12 @@ export class PasswordGrant implements Grant {
     const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
     const scopes = grantScopes(request.scope, allowed);
     const grant = { userId: user.id, orgId: user.orgId, clientId: client.id, scopes, roles: user.roles };
-    // The family first, so a revocation of the user's sessions that sees no family saw no token of it.
+    // The family first, so a revocation of the user's sessions that sees no family saw no token of it;
+    // begun when the password was checked, so a revocation from a later time ends it, however late it
+    // was stored.
     const sessionId = randomUUID();
     const origin = { ip: request.clientIp, deviceId: request.deviceId, userAgent: request.userAgent };
-    const refreshToken = await this.refreshTokens.issue(grant, sessionId, origin);
+    const refreshToken = await this.refreshTokens.issue(grant, sessionId, origin, checkedAt);
     const access = await this.accessTokens.issue({ subject: user.id, kind: 'user', ...grant, sessionId });
     // The user's sessions were ended after its password was checked (disabled, deleted, its password
     // set while this login ran): that revocation looked for families before this one existed and
