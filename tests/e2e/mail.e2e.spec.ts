@@ -150,16 +150,22 @@ describe('activation e-mail', () => {
     expect(smtp.to(address)).toHaveLength(0);
   });
 
-  it('mails a reset link with reset-password (202)', async () => {
+  it("mails a link with reset-password (202): a pending user's as its activation, an active user's as a reset", async () => {
     const address = email('reset');
     const created = await createUser({ email: address, display_name: 'Reset', send_activation: false });
-    const reset = await request(stack.url(`/v2/users/${created.body.id}/reset-password`), { token, body: {} });
-    expect(reset.status).toBe(202);
-    const [mail] = await waitFor('the reset e-mail', () =>
+    const reset = () => request(stack.url(`/v2/users/${created.body.id}/reset-password`), { token, body: {} });
+    expect((await reset()).status).toBe(202);
+    const [invitation] = await waitFor('the activation e-mail', () =>
       smtp.to(address).length > 0 ? smtp.to(address) : undefined,
     );
-    expect(mail.subject).toBe('重置您的密码'); // the default locale, zh-CN
-    expect((await setPassword(tokenFromMail(mail.text), 'reset-pass-12')).status).toBe(200);
+    expect(invitation.subject).toBe('激活您的账户'); // the default locale, zh-CN
+    expect((await setPassword(tokenFromMail(invitation.text), 'reset-pass-12')).status).toBe(200);
+    expect((await reset()).status).toBe(202);
+    const [, mail] = await waitFor('the reset e-mail', () =>
+      smtp.to(address).length > 1 ? smtp.to(address) : undefined,
+    );
+    expect(mail.subject).toBe('重置您的密码');
+    expect((await setPassword(tokenFromMail(mail.text), 'reset-pass-34')).status).toBe(200);
   });
 
   const eventIdOf = (messageId: string) => /^<(.+)@account-platform>$/.exec(messageId)![1];

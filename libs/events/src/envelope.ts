@@ -76,7 +76,7 @@ export type UserCreated = z.output<typeof userCreated>;
 export const userActivated = envelope(USER_ACTIVATED, z.object({ user_id: z.uuid(), org_id: z.string().min(1) }));
 export type UserActivated = z.output<typeof userActivated>;
 
-/** An admin asked for a password-reset e-mail: who, and the one-time token for the link. */
+/** An admin asked for a password-reset (or, for a pending user, activation) e-mail: who, and the one-time token for the link. */
 export const passwordResetRequested = envelope(
   PASSWORD_RESET_REQUESTED,
   z.object({
@@ -87,6 +87,8 @@ export const passwordResetRequested = envelope(
     locale: z.string(),
     token: z.string(),
     expires_at: z.string(),
+    /** True when the user is still `pending`: the link activates the account (absent in older events: a reset). */
+    activation: z.boolean().optional(),
   }),
 );
 export type PasswordResetRequested = z.output<typeof passwordResetRequested>;

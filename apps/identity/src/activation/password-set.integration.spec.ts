@@ -1,5 +1,5 @@
 import { INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
-import { PASSWORD_RESET_ISSUED, USER_PASSWORD_CHANGED } from '@acct/events';
+import { PASSWORD_RESET_ISSUED, PASSWORD_RESET_REQUESTED, USER_PASSWORD_CHANGED } from '@acct/events';
 
 import { VerifyPasswordService } from '../credentials/verify-password.service';
 import { PasswordHasher } from '../passwords/password-hasher';
@@ -138,6 +138,21 @@ describe('password set (activation and reset links)', () => {
       expect.objectContaining({ actor_id: acme.admin.subject, data: { user_id: user.id, org_id: acme.orgId } }),
     ]);
     expect(JSON.stringify(issued)).not.toContain(link);
+  });
+
+  it("mails a pending user's link as its activation (interface §3: how an account created without the e-mail gets one), an active user's as a reset", async () => {
+    const resetMails = async (userId: string) =>
+      (await identity.get(PrismaService).outboxEvent.findMany({ where: { type: PASSWORD_RESET_REQUESTED } }))
+        .map((event) => (event.payload as { data: Record<string, unknown> }).data)
+        .filter((data) => data.user_id === userId);
+    const pending = await newUser();
+    await passwords.requestReset(acme.admin, pending.id, true);
+    expect(await resetMails(pending.id)).toEqual([expect.objectContaining({ activation: true })]);
+
+    const active = await newUser();
+    await passwords.setPassword(await resetLink(active.id), 'an-active-pass-1');
+    await passwords.requestReset(acme.admin, active.id, true);
+    expect(await resetMails(active.id)).toEqual([expect.objectContaining({ activation: false })]);
   });
 
   it('takes a link asked for after the password was set', async () => {

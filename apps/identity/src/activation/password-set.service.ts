@@ -93,7 +93,8 @@ export class PasswordSetService {
       await this.tokens.lockIssuing(db, user.id);
       // The user locked, then its links replaced: a user deleted since it was read gets no link (the
       // deletion took its links already), and a deletion that comes later waits and takes this one too.
-      if (!(await this.users.lockInOrg(db, caller.orgId, user.id))) throw noSuchUser();
+      const locked = await this.users.lockInOrg(db, caller.orgId, user.id);
+      if (!locked) throw noSuchUser();
       // Read once the lock is held: the link issued last is the newest, and its mail comes last.
       const now = this.clock.date();
       await this.tokens.retireAllOf(db, user.id, now);
@@ -110,6 +111,9 @@ export class PasswordSetService {
             locale: user.locale,
             token: token.token,
             expires_at: token.expiresAt.toISOString(),
+            // Interface §3: a user created without its activation e-mail gets its link this way; the
+            // mail then asks it to activate its account, not to reset a password it never had.
+            activation: locked.status === 'pending',
           },
           now,
           caller,

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { FakeClock } from '@acct/clock';
-import { Outcome, USER_CREATED } from '@acct/events';
+import { Outcome, PASSWORD_RESET_REQUESTED, USER_CREATED } from '@acct/events';
 import { createLogger } from '@acct/observability';
 import { LocalObjectStorage, SmtpCatcher } from '@acct/testing';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -150,6 +150,38 @@ describe('MailConsumer', () => {
     const [mail] = smtp.to(to);
     expect(mail.text).toContain('expires in 4 hours.');
     expect(mail.html).toContain('expires in 4 hours.');
+  });
+
+  it("sends the link reset-password made for a pending user as its activation mail, and an active user's as a reset", async () => {
+    const resetEvent = (to: string, activation: boolean | undefined) => {
+      const { id, occurred_at, request_id } = eventFor(to, clock.now());
+      return {
+        id,
+        type: PASSWORD_RESET_REQUESTED,
+        version: 1,
+        occurred_at,
+        request_id,
+        data: {
+          user_id: randomUUID(),
+          org_id: 'org-1',
+          email: to,
+          display_name: 'Ada',
+          locale: 'en',
+          token: randomBytes(32).toString('base64url'),
+          expires_at: new Date(clock.now() + DAY_MS).toISOString(),
+          ...(activation === undefined ? {} : { activation }),
+        },
+      };
+    };
+    const asReset = (event: object) => ({ ...delivery(event, 1), subject: PASSWORD_RESET_REQUESTED }) as JsMsg;
+    const [invited, active, older] = [address('invited'), address('active'), address('older')];
+    expect(await consumer.handle(asReset(resetEvent(invited, true)))).toBe('ack');
+    expect(await consumer.handle(asReset(resetEvent(active, false)))).toBe('ack');
+    // An event written before identity said which it was: a reset, as it always was.
+    expect(await consumer.handle(asReset(resetEvent(older, undefined)))).toBe('ack');
+    expect(smtp.to(invited).map((mail) => mail.subject)).toEqual(['Activate your account']);
+    expect(smtp.to(active).map((mail) => mail.subject)).toEqual(['Reset your password']);
+    expect(smtp.to(older).map((mail) => mail.subject)).toEqual(['Reset your password']);
   });
 
   it('sends once: a redelivery after the mail went out is acknowledged without sending', async () => {

@@ -300,7 +300,8 @@ function jobOf(event: EventOf<MailEventType>): MailJob | undefined {
   }
   return {
     eventId: event.id,
-    kind: 'password_reset',
+    // A pending user's link from the reset operation is its activation (interface §3).
+    kind: event.data.activation ? 'activation' : 'password_reset',
     to: event.data.email,
     displayName: event.data.display_name,
     locale: event.data.locale,
