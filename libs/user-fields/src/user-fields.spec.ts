@@ -26,6 +26,18 @@ describe('e-mail', () => {
     [`${'l'.repeat(65)}@example.com`, 'must be a valid e-mail address'],
   ])('refuses %p: %s', (email, message) => expect(emailProblem(email)).toBe(message));
 
+  // RFC 5321 §4.1.2 (RFC 1035 §2.3.1): a domain label is 1–63 letters, digits and hyphens, and ends
+  // with a letter or digit. No mail reaches such an address: the activation e-mail would bounce.
+  it.each(['a@example-.com', 'a@mail-.example.com', `a@${'d'.repeat(64)}.com`])(
+    'refuses %p, whose domain has a label no host can have',
+    (email) => expect(emailProblem(email)).toBe('must be a valid e-mail address'),
+  );
+
+  it('accepts hyphens inside a label and a label of 63 characters', () => {
+    expect(emailProblem('a@my-mail.example.com')).toBeUndefined();
+    expect(emailProblem(`a@${'d'.repeat(63)}.com`)).toBeUndefined();
+  });
+
   it('accepts a local part of 64 characters', () => {
     expect(emailProblem(`${'l'.repeat(64)}@example.com`)).toBeUndefined();
   });
@@ -86,10 +98,26 @@ describe('locale', () => {
     expect(isLanguageTag(tag)).toBe(true);
   });
 
-  it.each(['', 'x', 'en_US', 'en-', '123', 'zh CN', 'en-abcdefghi', 'english!'])('refuses the locale %p', (tag) => {
-    expect(canonicalLocale(tag)).toBeUndefined();
-    expect(isLanguageTag(tag)).toBe(false);
+  // RFC 5646 §2.2.2: a language with its extended language subtag is a BCP 47 tag (Intl alone refuses
+  // it); its canonical form is the extlang itself (§4.5), which Intl then canonicalizes as usual.
+  it.each([
+    ['zh-yue', 'yue'],
+    ['zh-yue-HK', 'yue-HK'],
+    ['zh-cmn-Hans-CN', 'zh-Hans-CN'],
+    ['ar-arz', 'arz'],
+    ['sgn-ase', 'ase'],
+  ])('accepts the extended language tag %p as %p', (tag, canonical) => {
+    expect(canonicalLocale(tag)).toBe(canonical);
+    expect(isLanguageTag(tag)).toBe(true);
   });
+
+  it.each(['', 'x', 'en_US', 'en-', '123', 'zh CN', 'en-abcdefghi', 'english!', 'zh-yue-cmn', 'zh-yue-'])(
+    'refuses the locale %p',
+    (tag) => {
+      expect(canonicalLocale(tag)).toBeUndefined();
+      expect(isLanguageTag(tag)).toBe(false);
+    },
+  );
 });
 
 describe('time zone', () => {

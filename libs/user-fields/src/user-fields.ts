@@ -15,8 +15,19 @@ export const PASSWORD_MAX_LENGTH = 128;
 
 /** The address syntax both edges accept (zod's), so they agree on what an e-mail is. */
 const EMAIL_SYNTAX = z.regexes.email;
+/**
+ * RFC 5321 §4.1.2 (RFC 1035 §2.3.1): a domain label is 1–63 letters, digits and hyphens, and starts and
+ * ends with a letter or digit. Zod's address syntax lets a label end with `-` or run past 63.
+ */
+const DOMAIN_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 /** A BCP 47 tag's shape: a 2–8 letter language, then subtags (`zh-CN`, `zh-Hant-TW`, `en-u-ca-gregory`). */
 const LANGUAGE_TAG_SHAPE = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/;
+/**
+ * RFC 5646 §2.2.2: a 2–3 letter language with an extended language subtag (`zh-yue`, `zh-cmn-Hans-CN`).
+ * Intl reads Unicode locale identifiers, which have no extlang; the tag's canonical form is the extlang
+ * in the language's place (§4.5: every extlang's Preferred-Value is itself), which Intl reads.
+ */
+const EXTLANG_FORM = /^[A-Za-z]{2,3}-([A-Za-z]{3})(?=-|$)/;
 /** An IANA `Area/Location` name: every part starts with a capital (`America/Port-au-Prince`, `Etc/GMT+5`). */
 const IANA_ZONE_SHAPE = /^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z][A-Za-z0-9_+-]*)+$/;
 
@@ -34,10 +45,23 @@ export const isUnicodeText = (value: string): boolean => !/\p{Cs}/u.test(value);
 export function emailProblem(trimmed: string): string | undefined {
   if (trimmed.length === 0) return 'must not be empty';
   if (trimmed.length > EMAIL_MAX_LENGTH) return `must be at most ${EMAIL_MAX_LENGTH} characters`;
-  if (!EMAIL_SYNTAX.test(trimmed) || trimmed.lastIndexOf('@') > EMAIL_LOCAL_PART_MAX_LENGTH) {
-    return 'must be a valid e-mail address';
-  }
+  if (!EMAIL_SYNTAX.test(trimmed) || !hasDeliverableShape(trimmed)) return 'must be a valid e-mail address';
   return undefined;
+}
+
+/**
+ * What an address needs beyond the shared syntax (`EMAIL_SYNTAX`, zod's): a local part of at most 64
+ * characters (RFC 5321 §4.5.3.1.1) and a domain whose every label a host can have (`DOMAIN_LABEL`).
+ */
+export function hasDeliverableShape(email: string): boolean {
+  const at = email.lastIndexOf('@');
+  return (
+    at <= EMAIL_LOCAL_PART_MAX_LENGTH &&
+    email
+      .slice(at + 1)
+      .split('.')
+      .every((label) => DOMAIN_LABEL.test(label))
+  );
 }
 
 /** Contract §3: 8–128 characters (code points), taken exactly as given: never trimmed. */
@@ -57,11 +81,14 @@ export function displayNameProblem(trimmed: string): string | undefined {
   return undefined;
 }
 
-/** The canonical form of a BCP 47 language tag (`zh-cn` → `zh-CN`), or undefined when it is not one. */
+/**
+ * The canonical form of a BCP 47 language tag (`zh-cn` → `zh-CN`, `zh-yue` → `yue`), or undefined when
+ * it is not one.
+ */
 export function canonicalLocale(tag: string): string | undefined {
   if (!LANGUAGE_TAG_SHAPE.test(tag)) return undefined;
   try {
-    const [canonical] = Intl.getCanonicalLocales(tag);
+    const [canonical] = Intl.getCanonicalLocales(tag.replace(EXTLANG_FORM, '$1'));
     return canonical;
   } catch {
     return undefined;

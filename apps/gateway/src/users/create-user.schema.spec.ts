@@ -92,6 +92,13 @@ describe('POST /v2/users body', () => {
     expect(parseOrFail(createUserBody, { ...valid, email: `${'a'.repeat(64)}@example.test` }).email).toHaveLength(77);
   });
 
+  it('refuses an e-mail whose domain has a label ending in a hyphen or over 63 characters, as identity does', () => {
+    expect(errorsOf({ ...valid, email: 'ada@example-.com' })).toEqual([
+      { field: 'email', message: 'must be a valid e-mail address' },
+    ]);
+    expect(errorsOf({ ...valid, email: `ada@${'d'.repeat(64)}.com` })?.map((error) => error.field)).toEqual(['email']);
+  });
+
   it('counts display name length in code points, not UTF-16 units', () => {
     expect(parseOrFail(createUserBody, { ...valid, display_name: '😀'.repeat(64) }).display_name).toHaveLength(128);
     expect(errorsOf({ ...valid, display_name: '😀'.repeat(65) })?.[0]?.field).toBe('display_name');

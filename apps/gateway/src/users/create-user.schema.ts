@@ -1,8 +1,8 @@
 import { ROLES } from '@acct/access-token';
 import {
   displayNameProblem,
-  EMAIL_LOCAL_PART_MAX_LENGTH,
   EMAIL_MAX_LENGTH,
+  hasDeliverableShape,
   isLanguageTag,
   isTimeZone,
   passwordProblem,
@@ -45,7 +45,7 @@ export const createUserBody = z
         .min(1, 'must not be empty')
         .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
         .pipe(z.email('must be a valid e-mail address'))
-        .refine((value) => value.lastIndexOf('@') <= EMAIL_LOCAL_PART_MAX_LENGTH, 'must be a valid e-mail address'),
+        .refine(hasDeliverableShape, 'must be a valid e-mail address'),
     ),
     display_name: displayName,
     password: z.string().superRefine(byRule(passwordProblem)).optional(),
