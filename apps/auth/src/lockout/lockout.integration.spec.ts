@@ -18,6 +18,7 @@ class SlowIdentity {
   checks = 0;
   verifyPassword(email: string, password: string): Promise<VerifiedUser | undefined> {
     this.checks += 1;
+    if (password === 'identity-down') return Promise.reject(new Error('identity did not answer'));
     const valid = email === USER.email && password === 'right-password';
     return new Promise((resolve) => setTimeout(() => resolve(valid ? USER : undefined), 20));
   }
@@ -43,6 +44,37 @@ describe('login lockout (real Postgres, injected clock)', () => {
     expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('login_locked');
     auth.harness.clock.advance(61 * 1000);
     expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('ok');
+  });
+
+  it('ends the lock 15 minutes after the fifth failure, not 15 minutes after a later attempt', async () => {
+    const ip = '198.51.100.7';
+    for (let index = 0; index < 5; index += 1) await outcomeOf(auth.tokens.issue(attempt('wrong', ip)));
+    auth.harness.clock.advance(10 * 60 * 1000);
+    const locked = await auth.tokens.issue(attempt('right-password', ip)).catch((error: DomainError) => error);
+    expect((locked as DomainError).code).toBe('login_locked');
+    expect((locked as DomainError).options.retryAfter).toBe(5 * 60);
+    auth.harness.clock.advance(5 * 60 * 1000 + 1000);
+    expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('ok');
+  });
+
+  it('locks a pair whose 5 failures fall within 15 minutes though the first window ran out', async () => {
+    const ip = '198.51.100.8';
+    expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    auth.harness.clock.advance(14 * 60 * 1000);
+    for (let index = 0; index < 4; index += 1)
+      expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    auth.harness.clock.advance(60 * 1000);
+    const locked = await auth.tokens.issue(attempt('right-password', ip)).catch((error: DomainError) => error);
+    expect((locked as DomainError).code).toBe('login_locked');
+    expect((locked as DomainError).options.retryAfter).toBe(14 * 60);
+  });
+
+  it('gives back the fifth slot, and the lock it armed, when identity did not answer', async () => {
+    const ip = '198.51.100.9';
+    for (let index = 0; index < 4; index += 1) await outcomeOf(auth.tokens.issue(attempt('wrong', ip)));
+    await expect(auth.tokens.issue(attempt('identity-down', ip))).rejects.toThrow('identity did not answer');
+    expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('login_locked');
   });
 
   it('leaves other IPs of the same account alone', async () => {

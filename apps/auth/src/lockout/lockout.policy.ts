@@ -24,11 +24,11 @@ export const loginLocked = (endsAt: number, now: Date, auditReason?: string): Do
 /**
  * Lockout per (normalised username, client IP; an IPv6 client by its /64), kept in the auth database. Every attempt first takes
  * a slot with one atomic upsert (concurrent attempts on one pair queue on its row), so however many
- * arrive at once, at most five passwords are ever checked before the pair locks; the sixth attempt,
- * and every attempt while locked, is refused with 429 `login_locked` without a password check, correct
- * password or not. A failed attempt keeps its slot; a success frees the pair. Unknown usernames are
- * counted the same way, so the lock reveals nothing about which accounts exist; other IPs are
- * unaffected. A password login takes its pair's slot in the same statement as the account's budget
+ * arrive at once, at most five passwords are ever checked before the pair locks; the lock lasts 15
+ * minutes from the fifth attempt, and the sixth attempt, and every attempt while locked, is refused
+ * with 429 `login_locked` without a password check, correct password or not. A failed attempt keeps
+ * its slot; a success frees the pair. Unknown usernames are counted the same way, so the lock reveals
+ * nothing about which accounts exist; other IPs are unaffected. A password login takes its pair's slot in the same statement as the account's budget
  * (LoginThrottle); `takeSlot` and `clear` are the pair alone, for the MFA settings' password check.
  */
 @Injectable()
@@ -59,11 +59,15 @@ export class LockoutPolicy {
    * slot is given back. Best effort: the caller answers the outage either way.
    */
   async notChecked(source: LoginSource): Promise<void> {
-    await this.repository.giveBack(source.username, source.clientIp).catch(() => undefined);
+    await this.repository.giveBack(source.username, source.clientIp, PAIR_RULES).catch(() => undefined);
   }
 
-  /** The refusal of a slot taken at `now`, undefined while the pair is not locked; counts a lock as it starts. */
+  /**
+   * The refusal of a slot taken at `now`, undefined while the pair is not locked (the fifth attempt
+   * arms the lock, from its own time; the attempts after it are refused); counts a lock as it starts.
+   */
   refusalOf(slot: PairSlot, now: Date): DomainError | undefined {
+    if (slot.attempts <= MAX_FAILURES) return undefined;
     if (!slot.lockedUntil || slot.lockedUntil.getTime() <= now.getTime()) return undefined;
     // Attempts keep counting while locked, so only the attempt that started the lock sees MAX + 1.
     if (slot.attempts === MAX_FAILURES + 1) this.metrics.lockStarted('pair');

@@ -33,7 +33,7 @@ export class LockoutRepository {
   }
 
   /** Gives back the pair's slot of an attempt whose password was never checked (GIVE_BACK, no budget). */
-  async giveBack(username: string, clientIp: string): Promise<void> {
-    await this.prisma.direct.query(GIVE_BACK, [username, clientIp, false]);
+  async giveBack(username: string, clientIp: string, rules: PairWindow): Promise<void> {
+    await this.prisma.direct.query(GIVE_BACK, [username, clientIp, false, rules.maxFailures]);
   }
 }

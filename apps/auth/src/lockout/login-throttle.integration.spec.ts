@@ -80,7 +80,9 @@ describe('login throttle statements (real Postgres): the pair is locked before t
     const username = 'margaret@example.test';
     await admit(username);
     await admit(username);
-    expect(await pairLockedBeforeBudget(username, () => repository().giveBack(username, IP, true))).toBe(true);
+    expect(await pairLockedBeforeBudget(username, () => repository().giveBack(username, IP, true, PAIR_RULES))).toBe(
+      true,
+    );
     const [counts] = await auth.database.query<{ attempts: number; failures: number }>(
       `SELECT pair.attempts, budget.failures FROM login_throttles pair
        JOIN login_account_throttles budget USING (username) WHERE username = $1 AND client_ip = $2`,

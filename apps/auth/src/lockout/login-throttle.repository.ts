@@ -103,8 +103,8 @@ export class LoginThrottleRepository {
    * After an attempt whose password was never checked, one round trip: gives back the pair's slot and,
    * when the attempt took one (`tookSlot`), the budget's (GIVE_BACK).
    */
-  async giveBack(username: string, clientKey: string, tookSlot: boolean) {
-    await this.prisma.direct.query(GIVE_BACK, [username, clientKey, tookSlot]);
+  async giveBack(username: string, clientKey: string, tookSlot: boolean, rules: PairWindow) {
+    await this.prisma.direct.query(GIVE_BACK, [username, clientKey, tookSlot, rules.maxFailures]);
   }
 
   /**

@@ -12,8 +12,10 @@
 /**
  * Counts one attempt of the pair ($1 username, $2 client key) with one atomic upsert (concurrent
  * attempts queue on the row): a new window ($4 seconds) after the last one ran out or a lock ended,
- * the lock ($6 seconds) once the count passes $5, and more attempts counted while locked. $3 is now.
- * Answers `attempts` and `locked_until`.
+ * and more attempts counted while locked. The attempt that reaches $5 sets the lock ($6 seconds from
+ * it, so from the failure that earned it, however long the next attempt waits); it is only armed: the
+ * pair refuses the attempts after it while it lasts (`attempts` past $5), and a success clears it.
+ * $3 is now. Answers `attempts` and `locked_until`.
  */
 export const TAKE_PAIR_SLOT = `
   INSERT INTO login_throttles (username, client_ip, attempts, window_started_at, locked_until)
@@ -33,7 +35,7 @@ export const TAKE_PAIR_SLOT = `
       WHEN login_throttles.locked_until > $3::timestamptz THEN login_throttles.locked_until
       WHEN login_throttles.locked_until IS NOT NULL
         OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN NULL
-      WHEN login_throttles.attempts + 1 > $5::int THEN $3::timestamptz + make_interval(secs => $6::float8)
+      WHEN login_throttles.attempts + 1 >= $5::int THEN $3::timestamptz + make_interval(secs => $6::float8)
       ELSE NULL END
   RETURNING attempts, locked_until`;
 
@@ -59,7 +61,7 @@ export const ADMIT = `
     INSERT INTO login_account_throttles (username, failures, window_started_at, refused)
     SELECT $1, 1, $3::timestamptz, 0
     WHERE NOT (SELECT exempt FROM source)
-      AND NOT EXISTS (SELECT 1 FROM pair WHERE locked_until > $3::timestamptz)
+      AND NOT EXISTS (SELECT 1 FROM pair WHERE attempts > $5::int AND locked_until > $3::timestamptz)
     ON CONFLICT (username) DO UPDATE SET
       failures = CASE
         WHEN login_account_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $10::float8) THEN 1
@@ -111,15 +113,16 @@ export const RECORD_SUCCESS = `
 
 /**
  * Gives back the slots of an attempt whose password was never checked ($1 username, $2 client key;
- * identity did not answer): the pair's attempt while the pair is not locked, and the budget's slot
- * when the attempt took one ($3; false for a check that has no budget, as the MFA settings') while
- * nothing of the window was refused. Locks the pair's row before the budget's, as RECORD_SUCCESS does
- * (`given_back` reads `pair` only to run after it).
+ * identity did not answer): the pair's attempt while the pair refused none ($4 attempts at most; the
+ * lock the last of them armed goes with it), and the budget's slot when the attempt took one ($3;
+ * false for a check that has no budget, as the MFA settings') while nothing of the window was refused.
+ * Locks the pair's row before the budget's, as RECORD_SUCCESS does (`given_back` reads `pair` only to
+ * run after it).
  */
 export const GIVE_BACK = `
   WITH pair AS (
-    UPDATE login_throttles SET attempts = attempts - 1
-    WHERE username = $1 AND client_ip = $2 AND attempts > 0 AND locked_until IS NULL
+    UPDATE login_throttles SET attempts = attempts - 1, locked_until = NULL
+    WHERE username = $1 AND client_ip = $2 AND attempts > 0 AND (locked_until IS NULL OR attempts <= $4::int)
     RETURNING 1
   ), given_back AS (
     UPDATE login_account_throttles SET failures = failures - 1

@@ -92,7 +92,7 @@ export class LoginThrottle {
    * the outage either way.
    */
   async notChecked(source: LoginSource, tookSlot: boolean): Promise<void> {
-    await this.repository.giveBack(source.username, source.clientIp, tookSlot).catch(() => undefined);
+    await this.repository.giveBack(source.username, source.clientIp, tookSlot, PAIR_RULES).catch(() => undefined);
   }
 
   /**
