@@ -64,12 +64,13 @@ export class LockoutPolicy {
 
   /**
    * The refusal of a slot taken at `now`, undefined while the pair is not locked (the fifth attempt
-   * arms the lock, from its own time; the attempts after it are refused); counts a lock as it starts.
+   * arms the lock, from its own time; the attempts after it are refused); counts a lock at the first
+   * attempt it refuses.
    */
   refusalOf(slot: PairSlot, now: Date): DomainError | undefined {
     if (slot.attempts <= MAX_FAILURES) return undefined;
     if (!slot.lockedUntil || slot.lockedUntil.getTime() <= now.getTime()) return undefined;
-    // Attempts keep counting while locked, so only the attempt that started the lock sees MAX + 1.
+    // Attempts keep counting while locked, so only the first attempt the lock refuses sees MAX + 1.
     if (slot.attempts === MAX_FAILURES + 1) this.metrics.lockStarted('pair');
     return loginLocked(slot.lockedUntil.getTime(), now);
   }
