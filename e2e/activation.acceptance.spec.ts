@@ -192,6 +192,8 @@ describe('activation, password reset and their events', () => {
       locale: 'en',
       token: expect.any(String),
       expires_at: expect.stringMatching(ISO),
+      // Still pending (created without its activation e-mail): the link is its activation.
+      activation: true,
     });
     const mail = await waitForMail(email);
     expect(mail.messageId).toBe(`<${event.envelope.id}@account-platform>`);
