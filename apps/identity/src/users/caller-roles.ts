@@ -25,4 +25,20 @@ export class CallerRoles {
         return caller.roles;
     }
   }
+
+  /**
+   * What `of` says, of a caller that must still be an active admin of its org as the database says
+   * under the org's lock (`UserAdminChanges`): a user's token may predate a change judged just before
+   * this one (it was disabled, deleted or lost `admin` while its request waited for the lock), and the
+   * token's revocation reaches this check too late. A client acts with its configured roles. One
+   * look-up of the caller answers both questions.
+   */
+  async ofActiveAdmin(caller: Caller, db: Db): Promise<readonly string[]> {
+    if (caller.kind === 'client') return caller.roles;
+    const self = await this.users.findInOrg(caller.orgId, caller.subject, db);
+    if (self?.status !== 'active' || !self.roles.includes('admin')) {
+      throw new DomainError('forbidden', "Only the organization's active admins may administer its users.");
+    }
+    return self.roles;
+  }
 }

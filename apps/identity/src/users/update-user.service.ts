@@ -7,7 +7,6 @@ import { Injectable } from '@nestjs/common';
 
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { OutboxRepository } from '../outbox/outbox.repository';
-import { CallerRoles } from './caller-roles';
 import { USERS_WRITE_SCOPE } from './create-user.service';
 import { toUserMessage, UserRecord } from './user';
 
@@ -41,7 +40,6 @@ function changedFields(before: UserRecord, after: UserRecord): UserPatchField[] 
 export class UpdateUserService {
   constructor(
     private readonly changes: UserAdminChanges,
-    private readonly callerRoles: CallerRoles,
     private readonly users: UsersRepository,
     private readonly outbox: OutboxRepository,
     private readonly relay: OutboxRelay,
@@ -56,9 +54,9 @@ export class UpdateUserService {
   ): Promise<identityV1.User> {
     requireAdmin(caller, USERS_WRITE_SCOPE);
     const valid = validateUserPatch(patch);
-    const message = await this.changes.run(caller, id, ifMatch, async (db, user) => {
+    const message = await this.changes.run(caller, id, ifMatch, async (db, user, callerRoles) => {
       if (valid.roles) {
-        if (!mayGrant(await this.callerRoles.of(caller, db), valid.roles)) {
+        if (!mayGrant(callerRoles, valid.roles)) {
           throw new DomainError('forbidden', 'You may not grant a role above your own.');
         }
         if (!valid.roles.includes('admin')) await this.changes.keepAnotherAdmin(db, user, 'take admin from');

@@ -5,6 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { OrgsRepository } from '../orgs/orgs.repository';
 import { Transactions } from '../prisma/transactions';
+import { CallerRoles } from './caller-roles';
 import { USERS_WRITE_SCOPE } from './create-user.service';
 import { USERS_READ_SCOPE } from './get-user.service';
 import { etagOf, UserRecord } from './user';
@@ -35,7 +36,8 @@ const lastAdmin = (detail: string) => new DomainError('last_admin', detail);
 /**
  * One admin change to one user of the caller's org, in one transaction that holds the org's row lock
  * (every admin change of an org runs one at a time) and the user's. Inside it the If-Match check,
- * the last-admin rule and the change see the same state, whatever else runs concurrently.
+ * the last-admin rule and the change see the same state, whatever else runs concurrently. The
+ * caller must still be an active admin then; `change` gets the roles it holds now (`CallerRoles`).
  */
 @Injectable()
 export class UserAdminChanges {
@@ -43,37 +45,24 @@ export class UserAdminChanges {
     private readonly transactions: Transactions,
     private readonly orgs: OrgsRepository,
     private readonly users: UsersRepository,
+    private readonly callerRoles: CallerRoles,
   ) {}
 
   async run<T>(
     caller: Caller,
     userId: string,
     ifMatch: readonly string[],
-    change: (db: Prisma.TransactionClient, user: UserRecord) => Promise<T>,
+    change: (db: Prisma.TransactionClient, user: UserRecord, callerRoles: readonly string[]) => Promise<T>,
   ): Promise<T> {
     requireAdmin(caller, USERS_WRITE_SCOPE);
     return this.transactions.run(async (db) => {
       await this.orgs.lock(db, caller.orgId);
-      await this.requireStillAdmin(db, caller);
+      const callerRoles = await this.callerRoles.ofActiveAdmin(caller, db);
       const user = await this.users.lockInOrg(db, caller.orgId, userId);
       if (!user) throw noSuchUser();
       requireMatch(ifMatch, user);
-      return change(db, user);
+      return change(db, user, callerRoles);
     });
-  }
-
-  /**
-   * A user caller is still an active admin of the org, as the database says under the org's lock: its
-   * token may predate a change judged just before this one (it was disabled, deleted or lost `admin`
-   * while its request waited for the lock), and the token's revocation reaches this check too late.
-   * A client acts with its configured roles.
-   */
-  private async requireStillAdmin(db: Prisma.TransactionClient, caller: Caller): Promise<void> {
-    if (caller.kind !== 'user') return;
-    const self = await this.users.findInOrg(caller.orgId, caller.subject, db);
-    if (self?.status !== 'active' || !self.roles.includes('admin')) {
-      throw new DomainError('forbidden', "Only the organization's active admins may administer its users.");
-    }
   }
 
   /**
