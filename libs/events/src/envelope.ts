@@ -56,6 +56,12 @@ export const usageReported = envelope(
 );
 export type UsageReported = z.output<typeof usageReported>;
 
+/**
+ * Contract §3: a one-time password:set token (activation or reset) is valid 24 hours. Identity issues
+ * them for this long; the mailer assumes it of an event from before events named their expiry.
+ */
+export const PASSWORD_SET_TOKEN_LIFETIME_MS = 24 * 3600 * 1000;
+
 export const userCreated = envelope(
   USER_CREATED,
   z.object({

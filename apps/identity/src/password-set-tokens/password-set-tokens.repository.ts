@@ -1,12 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
+import { PASSWORD_SET_TOKEN_LIFETIME_MS } from '@acct/events';
 import { Injectable } from '@nestjs/common';
 
 import { PrismaService } from '../prisma/prisma.service';
 import { Db } from '../prisma/transactions';
-
-/** Contract §3: a one-time credential of scope password:set, valid 24 hours. */
-export const PASSWORD_SET_TTL_MS = 24 * 3600 * 1000;
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -43,7 +41,7 @@ export class PasswordSetTokensRepository {
 
   async issue(db: Db, userId: string, now: Date): Promise<IssuedToken> {
     const token = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(now.getTime() + PASSWORD_SET_TTL_MS);
+    const expiresAt = new Date(now.getTime() + PASSWORD_SET_TOKEN_LIFETIME_MS);
     await db.passwordSetToken.create({
       data: { id: randomUUID(), userId, tokenHash: hashToken(token), expiresAt, createdAt: now },
     });

@@ -1,3 +1,5 @@
+import { PASSWORD_SET_TOKEN_LIFETIME_MS } from '@acct/events';
+
 /** What an e-mail says, in one language. */
 export interface RenderedMail {
   subject: string;
@@ -57,9 +59,6 @@ export function wordingFor(locale: string): { locale: string; wording: Wording }
 
 const HOUR_MS = 3600 * 1000;
 
-/** The lifetime of the link when the mail does not say otherwise: the one-time token's (contract §3). */
-const LINK_LIFETIME_MS = 24 * HOUR_MS;
-
 /** How long the link still works, in words: rounded to the hour, or in minutes (rounded down) under an hour. */
 const durationOf = (wording: Wording, ms: number) =>
   ms >= HOUR_MS ? wording.hours(Math.round(ms / HOUR_MS)) : wording.minutes(Math.max(1, Math.floor(ms / 60_000)));
@@ -72,7 +71,7 @@ export function renderMail(
   locale: string,
   displayName: string,
   link: string,
-  linkLifetimeMs = LINK_LIFETIME_MS,
+  linkLifetimeMs = PASSWORD_SET_TOKEN_LIFETIME_MS,
 ): RenderedMail {
   const { locale: chosen, wording } = wordingFor(locale);
   const expiry = wording.expiry(durationOf(wording, linkLifetimeMs));
