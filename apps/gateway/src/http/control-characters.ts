@@ -44,8 +44,8 @@ export function refuseControlCharacters(fastify: FastifyInstance): void {
   // A callback hook, not an async one: every request runs it, and an async hook costs a promise each.
   fastify.addHook('preValidation', (request, reply, done) => {
     // An unknown path stays 404 whatever it holds; the token endpoint's backend judges its own.
-    if (request.is404 || REFUSED_BY_BACKEND.has(request.routeOptions.url ?? '')) return done();
     const url = request.routeOptions.url ?? '';
+    if (request.is404 || REFUSED_BY_BACKEND.has(url)) return done();
     const typed = request.method === 'POST' ? TYPED_BY_PEOPLE.get(url) : undefined;
     const fields = [
       ...fieldsWithControlCharacters(request.params, 'path'),
