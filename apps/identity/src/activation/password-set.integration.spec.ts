@@ -1,4 +1,4 @@
-import { INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
+import { INTERNAL_IDENTITY_SCOPE, scopesOfRoles } from '@acct/access-token';
 import { PASSWORD_RESET_ISSUED, PASSWORD_RESET_REQUESTED, USER_PASSWORD_CHANGED } from '@acct/events';
 
 import { VerifyPasswordService } from '../credentials/verify-password.service';
@@ -7,6 +7,8 @@ import { PrismaService } from '../prisma/prisma.service';
 import { callerOf, domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from '../users/create-user.service';
 import { DeleteUserService } from '../users/delete-user.service';
+import { UpdateUserService } from '../users/update-user.service';
+import { UserStatusService } from '../users/user-status.service';
 import { PasswordSetService } from './password-set.service';
 
 jest.setTimeout(120_000);
@@ -196,6 +198,34 @@ describe('password set (activation and reset links)', () => {
       .filter((event) => event.data.user_id === user.id);
     // Auth ends the sessions begun before occurred_at: that login's must be one of them.
     expect(Date.parse(changed.data.occurred_at)).toBeGreaterThan(loginCheckedAt);
+  });
+
+  it('gives no link to an admin that an earlier change disabled, deleted or demoted, whatever its token says', async () => {
+    const admins: string[] = [];
+    for (const name of ['disabled', 'deleted', 'demoted']) {
+      const { user } = await identity.get(CreateUserService).create(acme.admin, {
+        email: `${name}-resetter@acme.example.com`,
+        displayName: name,
+        roles: ['admin'],
+        requestFingerprint: '',
+      });
+      await identity.get(PrismaService).user.update({ where: { id: user.id }, data: { status: 'active' } });
+      admins.push(user.id);
+    }
+    const [disabled = '', deleted = '', demoted = ''] = admins;
+    await identity.get(UserStatusService).disable(acme.admin, disabled, []);
+    await identity.get(DeleteUserService).delete(acme.admin, deleted, []);
+    await identity.get(UpdateUserService).update(acme.admin, demoted, [], { roles: ['member'] });
+    const target = await newUser();
+    const before = await identity.get(PrismaService).passwordSetToken.count({ where: { userId: target.id } });
+
+    for (const id of [disabled, deleted, demoted]) {
+      // Its access token still says admin (auth revokes it up to a second later, or once NATS is back).
+      const stale = callerOf('user', id, acme.orgId, scopesOfRoles(['admin']), ['admin']);
+      expect(await settled(passwords.requestReset(stale, target.id, false))).toBe('forbidden');
+      expect(await settled(passwords.requestReset(stale, acme.adminUserId, true))).toBe('forbidden');
+    }
+    expect(await identity.get(PrismaService).passwordSetToken.count({ where: { userId: target.id } })).toBe(before);
   });
 
   it('gives no link for a user deleted while the link was being issued (404), and leaves none behind', async () => {

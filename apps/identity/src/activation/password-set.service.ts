@@ -14,6 +14,7 @@ import { PasswordSetTokensRepository } from '../password-set-tokens/password-set
 import { passwordChanged } from '../passwords/password-changed';
 import { PasswordHasher } from '../passwords/password-hasher';
 import { Transactions } from '../prisma/transactions';
+import { CallerRoles } from '../users/caller-roles';
 import { toUserMessage } from '../users/user';
 import { UsersRepository } from '../users/users.repository';
 
@@ -36,6 +37,7 @@ export class PasswordSetService {
     private readonly transactions: Transactions,
     private readonly tokens: PasswordSetTokensRepository,
     private readonly users: UsersRepository,
+    private readonly callerRoles: CallerRoles,
     private readonly credentials: CredentialsRepository,
     private readonly hasher: PasswordHasher,
     private readonly outbox: OutboxRepository,
@@ -95,6 +97,10 @@ export class PasswordSetService {
       // deletion took its links already), and a deletion that comes later waits and takes this one too.
       const locked = await this.users.lockInOrg(db, caller.orgId, user.id);
       if (!locked) throw noSuchUser();
+      // A link sets the user's password: the caller must still be an active admin as the database says
+      // now, not only as its token does (a disabled, deleted or demoted admin's token works until auth
+      // has revoked it, up to a second later, and while NATS is down until it is back).
+      await this.callerRoles.ofActiveAdmin(caller, db);
       // Read once the lock is held: the link issued last is the newest, and its mail comes last.
       const now = this.clock.date();
       await this.tokens.retireAllOf(db, user.id, now);

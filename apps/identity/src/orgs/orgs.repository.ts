@@ -25,9 +25,12 @@ export class OrgsRepository {
   /**
    * Row-locks the org until the transaction ends: the one serial section of an org's admin changes,
    * so two admins disabling each other at once are judged one after the other (the last-admin rule).
+   * `FOR NO KEY UPDATE`, not `FOR UPDATE`: a user creation's foreign-key check takes the org `FOR KEY
+   * SHARE` after its row holds its e-mail and phone, and a patch that gives a user that phone under
+   * this lock waits for the creation, so a creation waiting for this lock deadlocked with it.
    */
   async lock(db: Db, id: string): Promise<void> {
-    if (isUuid(id)) await db.$queryRaw`SELECT id FROM orgs WHERE id = ${id}::uuid FOR UPDATE`;
+    if (isUuid(id)) await db.$queryRaw`SELECT id FROM orgs WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
   }
 
   /**

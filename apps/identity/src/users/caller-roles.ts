@@ -2,6 +2,7 @@ import { Caller } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
+import { Prisma } from '../generated/prisma/client';
 import { Db } from '../prisma/transactions';
 import { UsersRepository } from './users.repository';
 
@@ -24,6 +25,21 @@ export class CallerRoles {
       case 'client':
         return caller.roles;
     }
+  }
+
+  /**
+   * What `of` says, of a caller that must still be active, read inside the creating transaction with
+   * the caller's row held (`FOR KEY SHARE`): a user disabled or deleted before this creation is refused
+   * whatever its token still says (its revocation reaches the token's verifiers up to a second later),
+   * and one disabled, deleted or demoted while it runs waits for it to commit.
+   */
+  async ofActive(caller: Caller, db: Prisma.TransactionClient): Promise<readonly string[]> {
+    if (caller.kind === 'client') return caller.roles;
+    const self = await this.users.findInOrgForKeyShare(db, caller.orgId, caller.subject);
+    if (self?.status !== 'active') {
+      throw new DomainError('forbidden', 'Only active users of the organization may create its users.');
+    }
+    return self.roles;
   }
 
   /**

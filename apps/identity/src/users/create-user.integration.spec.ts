@@ -125,6 +125,7 @@ describe('CreateUser against Postgres', () => {
 
   it('refuses to grant a role above the caller’s own, judged by the caller’s current roles in the database', async () => {
     const { user: member } = await service.create(acme.admin, command({ email: 'member@example.com' }));
+    await prisma.user.update({ where: { id: member.id }, data: { status: 'active' } });
     // The member's token claims admin: the database says member, and the database wins.
     const memberCaller = callerOf('user', member.id, acme.orgId, ['users:write'], ['admin']);
     expect(

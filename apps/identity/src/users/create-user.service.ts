@@ -66,6 +66,7 @@ const idempotencyScopeOf = (caller: Caller): KeyScope => ({
 });
 
 const forbidden = (detail: string) => new DomainError('forbidden', detail);
+const cannotGrant = () => forbidden('You may not grant a role above your own.');
 
 /**
  * `CreateUser` (interface §4.1, contract §3): a `pending` user in the caller's own org, with roles
@@ -141,6 +142,9 @@ export class CreateUserService {
       this.quota.limit(accessToken),
     ]);
     return this.transactions.run(async (db) => {
+      // Judged again as the caller is now, its row held until the user is committed: a caller disabled,
+      // deleted or demoted since its token was issued, or while this request ran, grants nothing.
+      if (!mayGrant(await this.callerRoles.ofActive(caller, db), user.roles)) throw cannotGrant();
       await this.quota.enforce(db, org.id, usersLimit);
       const now = this.clock.date();
       const created = await this.users.create(
@@ -195,9 +199,7 @@ export class CreateUserService {
     }
     const org = await this.orgs.findById(caller.orgId);
     if (!org) throw forbidden('Your organization does not exist.');
-    if (!mayGrant(await this.callerRoles.of(caller), user.roles)) {
-      throw forbidden('You may not grant a role above your own.');
-    }
+    if (!mayGrant(await this.callerRoles.of(caller), user.roles)) throw cannotGrant();
     return org;
   }
 }

@@ -387,6 +387,20 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect(error.status).toBe(409);
     });
 
+    it('gives one of a patch and a creation that take the same phone at once the phone, the other phone_taken', async () => {
+      for (let round = 0; round < 20; round += 1) {
+        const phone = `+44 20 7946 ${String(1000 + round)}`;
+        const user = await create(acme);
+        const results = await Promise.allSettled([
+          updates.update(acme.admin, user.id, [], { phone }),
+          create(acme, { phone }),
+        ]);
+        const refusals = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+        expect(refusals).toHaveLength(1);
+        expect(refusals[0]).toMatchObject({ code: 'phone_taken' });
+      }
+    });
+
     it('refuses to take admin from the org’s last active admin (last_admin)', async () => {
       const org = await identity.seedOrg('demotion');
       const error = await failure(updates.update(org.admin, org.adminUserId, [], { roles: ['member'] }));
@@ -529,6 +543,55 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
         expect(codes).toEqual(['forbidden', 'forbidden', 'forbidden']);
       }
       expect(await reads.get(org.admin, target.id)).toEqual(target);
+    });
+
+    // A creation grants roles too: an admin disabled while its token still works must not make itself
+    // a new admin account, and one disabled while its creation runs waits for it (its row is locked).
+    it('refuses a creation by an admin that an earlier change disabled, whatever its token says', async () => {
+      const org = await identity.seedOrg('stale-creator');
+      const { user } = await creator.create(org.admin, {
+        email: 'creator@stale-creator.example.com',
+        displayName: 'Creator',
+        roles: ['admin'],
+        requestFingerprint: '',
+      });
+      await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
+      const stale = userCaller(user.id, org.orgId, 'admin');
+      await statuses.disable(org.admin, user.id, []);
+      const error = await failure(
+        creator.create(stale, {
+          email: 'backdoor@stale-creator.example.com',
+          displayName: 'Backdoor',
+          roles: ['admin'],
+          requestFingerprint: '',
+        }),
+      );
+      expect(error.code).toBe('forbidden');
+      expect(await prisma.user.count({ where: { emailNormalized: 'backdoor@stale-creator.example.com' } })).toBe(0);
+    });
+
+    it('judges a creation and a disable of its creator at once one after the other, with no other outcome', async () => {
+      for (let round = 0; round < 10; round += 1) {
+        const org = await identity.seedOrg(`creating-admin-${round}`);
+        const { user } = await creator.create(org.admin, {
+          email: `creator@creating-admin-${round}.example.com`,
+          displayName: 'Creator',
+          roles: ['admin'],
+          requestFingerprint: '',
+        });
+        await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
+        const [disabled, created] = await Promise.allSettled([
+          statuses.disable(org.admin, user.id, []),
+          creator.create(userCaller(user.id, org.orgId, 'admin'), {
+            email: `new@creating-admin-${round}.example.com`,
+            displayName: 'New',
+            roles: ['admin'],
+            requestFingerprint: '',
+          }),
+        ]);
+        expect(disabled.status).toBe('fulfilled');
+        if (created.status === 'rejected') expect(created.reason).toMatchObject({ code: 'forbidden' });
+      }
     });
   });
 

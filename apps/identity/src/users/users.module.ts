@@ -34,6 +34,6 @@ import { UsersRepository } from './users.repository';
     DeleteUserService,
     PasswordSetTokensRepository,
   ],
-  exports: [UsersRepository],
+  exports: [UsersRepository, CallerRoles],
 })
 export class UsersModule {}

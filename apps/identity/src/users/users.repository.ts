@@ -97,6 +97,17 @@ export class UsersRepository {
     return locked.length === 0 ? null : this.findInOrg(orgId, id, db);
   }
 
+  /**
+   * The user, its row held `FOR KEY SHARE` until the transaction ends: a change of it (each holds the
+   * row `FOR UPDATE`: a disable, a deletion, a patch) waits for this transaction, or this read for the
+   * change to commit, and then sees it.
+   */
+  async findInOrgForKeyShare(db: Prisma.TransactionClient, orgId: string, id: string): Promise<UserRecord | null> {
+    if (!isUuid(orgId) || !isUuid(id)) return null;
+    const [row] = await db.$queryRawUnsafe<User[]>(`${FIND_IN_ORG} FOR KEY SHARE`, id, orgId);
+    return row ? toRecord(row) : null;
+  }
+
   /** Active users holding `admin` in the org. */
   countActiveAdmins(db: Db, orgId: string): Promise<number> {
     return db.user.count({ where: { orgId, status: 'active', roles: { has: 'admin' } } });
