@@ -1,3 +1,4 @@
+import { ClockModule } from '@acct/clock';
 import { remoteVerifierProvider, ServiceCoreModule } from '@acct/grpc';
 import { DynamicModule, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
@@ -16,6 +17,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        ClockModule,
         ServiceCoreModule.forRoot({
           configToken: PLATFORM_CONFIG,
           config,

@@ -101,4 +101,22 @@ describe('PeriodicDeletion', () => {
     await stopping;
     await expect(run).resolves.toBe(3);
   });
+
+  it('ends a run after the batch in hand once stopping, and tells a batch that loops itself', async () => {
+    let finish: (deleted: number) => void = () => undefined;
+    const seen: boolean[] = [];
+    const { deletion } = setUp(0, {
+      batchSize: 10,
+      deleteBatch: (_now, stopping) => {
+        seen.push(stopping());
+        return new Promise<number>((resolve) => (finish = resolve));
+      },
+    });
+    const run = deletion.run();
+    const stopped = deletion.stop();
+    finish(10); // a whole batch: without the stop, another would follow
+    await stopped;
+    await expect(run).resolves.toBe(10);
+    expect(seen).toEqual([false]);
+  });
 });

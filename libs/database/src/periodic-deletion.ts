@@ -7,10 +7,14 @@ export interface PeriodicDeletionOptions {
   intervalMs: number;
   /**
    * Deletes what is due at `now` (the run's start, the same for each of its batches), at most
-   * `batchSize` rows when one is given, and answers how many rows it deleted.
+   * `batchSize` rows when one is given, and answers how many rows it deleted. One that loops itself
+   * ends after the batch in hand once `stopping()` says so.
    */
-  deleteBatch: (now: Date) => Promise<number>;
-  /** A run deletes batch after batch until one deletes fewer than this; without it, a run is one delete. */
+  deleteBatch: (now: Date, stopping: () => boolean) => Promise<number>;
+  /**
+   * A run deletes batch after batch until one deletes fewer than this, or the deletion is stopping;
+   * without it, a run is one delete.
+   */
   batchSize?: number;
   clock: Clock;
   logger: { log(message: string): void; warn(message: string): void };
@@ -24,6 +28,7 @@ export interface PeriodicDeletionOptions {
 export class PeriodicDeletion {
   private timer?: NodeJS.Timeout;
   private running?: Promise<number>;
+  private stopping = false;
 
   constructor(private readonly options: PeriodicDeletionOptions) {}
 
@@ -33,8 +38,9 @@ export class PeriodicDeletion {
     this.timer.unref();
   }
 
-  /** No run starts any more; answers once the run in progress, if any, has ended. */
+  /** No run starts any more; answers once the run in progress, if any, has ended its batch in hand. */
   async stop(): Promise<void> {
+    this.stopping = true;
     clearInterval(this.timer);
     await this.running?.catch(() => undefined);
   }
@@ -54,9 +60,9 @@ export class PeriodicDeletion {
     let total = 0;
     try {
       for (;;) {
-        const deleted = await deleteBatch(now);
+        const deleted = await deleteBatch(now, () => this.stopping);
         total += deleted;
-        if (batchSize === undefined || deleted < batchSize) break;
+        if (batchSize === undefined || deleted < batchSize || this.stopping) break;
       }
     } catch (error) {
       logger.warn(`could not delete ${what}: ${(error as Error).message}`);
@@ -64,5 +70,26 @@ export class PeriodicDeletion {
     }
     if (total > 0) logger.log(`deleted ${total} ${what}`);
     return total;
+  }
+}
+
+/**
+ * A provider that runs its deletion from its module's start to its stop (Nest calls these hooks of
+ * any provider that has them): every instance deletes on its interval, and `prune` runs it once now.
+ */
+export abstract class PeriodicDeletionTask {
+  protected constructor(private readonly deletion: PeriodicDeletion) {}
+
+  onModuleInit(): void {
+    this.deletion.start();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.deletion.stop();
+  }
+
+  /** One run (one at a time per instance): answers how many rows it deleted. */
+  prune(): Promise<number> {
+    return this.deletion.run();
   }
 }

@@ -6,6 +6,9 @@ export const STREAMS = {
   platformUsage: { name: 'PLATFORM_USAGE', subjects: ['platform.usage.>'] },
 } as const;
 
+/** How long a stream keeps a message (its `max_age`): no message is delivered again later than this. */
+export const STREAM_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
+
 /** Duplicate window of JetStream's `Nats-Msg-Id` deduplication. */
 const DUPLICATE_WINDOW_NS = 24 * 3600 * 1e9;
 
@@ -21,7 +24,7 @@ export async function ensureStream(jsm: JetStreamManager, stream: { name: string
         retention: RetentionPolicy.Limits,
         storage: StorageType.File,
         duplicate_window: DUPLICATE_WINDOW_NS,
-        max_age: 7 * 24 * 3600 * 1e9,
+        max_age: STREAM_MAX_AGE_MS * 1e6,
       });
     } catch (error) {
       // Another process created it between our two calls.

@@ -1,6 +1,6 @@
 import { Clock } from '@acct/clock';
-import { PeriodicDeletion } from '@acct/database';
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { PeriodicDeletion, PeriodicDeletionTask } from '@acct/database';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { KNOWN_SOURCE_TTL_MS } from './login-throttle';
 import { LoginThrottleRepository } from './login-throttle.repository';
@@ -15,30 +15,17 @@ const BATCH = 1000;
  * table to what counts, including for accounts that never log in again.
  */
 @Injectable()
-export class KnownSourcePruner implements OnModuleInit, OnModuleDestroy {
-  private readonly deletion: PeriodicDeletion;
-
+export class KnownSourcePruner extends PeriodicDeletionTask {
   constructor(repository: LoginThrottleRepository, clock: Clock) {
-    this.deletion = new PeriodicDeletion({
-      what: 'expired known login sources',
-      intervalMs: KNOWN_SOURCE_PRUNE_INTERVAL_MS,
-      deleteBatch: (now) => repository.pruneSources(new Date(now.getTime() - KNOWN_SOURCE_TTL_MS), BATCH),
-      batchSize: BATCH,
-      clock,
-      logger: new Logger('known-source-pruner'),
-    });
-  }
-
-  onModuleInit() {
-    this.deletion.start();
-  }
-
-  onModuleDestroy() {
-    return this.deletion.stop();
-  }
-
-  /** One run (one at a time per instance): answers how many sources it deleted. */
-  prune(): Promise<number> {
-    return this.deletion.run();
+    super(
+      new PeriodicDeletion({
+        what: 'expired known login sources',
+        intervalMs: KNOWN_SOURCE_PRUNE_INTERVAL_MS,
+        deleteBatch: (now) => repository.pruneSources(new Date(now.getTime() - KNOWN_SOURCE_TTL_MS), BATCH),
+        batchSize: BATCH,
+        clock,
+        logger: new Logger('known-source-pruner'),
+      }),
+    );
   }
 }

@@ -9,6 +9,7 @@ import { LockoutRepository } from './lockout.repository';
 import { LockoutReset } from './lockout-reset';
 import { LoginThrottle } from './login-throttle';
 import { LoginThrottleRepository } from './login-throttle.repository';
+import { ThrottlePruner } from './throttle-pruner';
 
 /** Contract §4's two brute-force limits: the (username, IP) lockout and the account-wide ceiling. */
 @Module({
@@ -21,6 +22,7 @@ import { LoginThrottleRepository } from './login-throttle.repository';
     DeviceCredentials,
     LockoutReset,
     KnownSourcePruner,
+    ThrottlePruner,
   ],
   exports: [LockoutPolicy, LoginThrottle, LockoutReset, KnownSourcePruner],
 })

@@ -108,6 +108,23 @@ export class LoginThrottleRepository {
   }
 
   /**
+   * Deletes the pairs and budgets an attempt at `now` would start anew (their window is over and no
+   * lock holds: as TAKE_PAIR_SLOT and ADMIT judge them, so a row gone counts as the row would have);
+   * answers how many. Without it every username and IP ever tried kept its rows.
+   */
+  async pruneThrottles(now: Date, rules: LoginRules): Promise<number> {
+    const pairs = await this.prisma.$executeRaw`
+      DELETE FROM login_throttles
+      WHERE NOT (locked_until IS NOT NULL AND locked_until > ${now})
+        AND (locked_until IS NOT NULL
+          OR window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.pair.windowSeconds}::float8))`;
+    const budgets = await this.prisma.$executeRaw`
+      DELETE FROM login_account_throttles
+      WHERE window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.account.windowSeconds}::float8)`;
+    return pairs + budgets;
+  }
+
+  /**
    * Deletes up to `batch` sources of any account last seen at or before `expiredAt` (the index on
    * `last_seen_at`); answers how many. Rows of kind `device` are no longer written, so they all fall
    * under this within the expiry, and each account's go at its next successful login.

@@ -16,6 +16,11 @@ export const ACCOUNT_WINDOW_SECONDS = 60 * 60;
  * as long as a device credential lives, so neither exemption outlasts the other.
  */
 export const KNOWN_SOURCE_TTL_MS = 90 * 24 * 60 * 60 * 1000;
+/** A password login's two limits: the (username, IP) lockout's and the ceiling's. */
+export const LOGIN_RULES = {
+  pair: PAIR_RULES,
+  account: { maxFailures: ACCOUNT_MAX_FAILURES, windowSeconds: ACCOUNT_WINDOW_SECONDS },
+};
 
 /**
  * The account-wide ceiling. Every attempt on a username (known or not) from a source that is not
@@ -59,7 +64,7 @@ export class LoginThrottle {
       source.clientIp,
       now,
       { deviceExempt, knownSince: new Date(now.getTime() - KNOWN_SOURCE_TTL_MS) },
-      { pair: PAIR_RULES, account: { maxFailures: ACCOUNT_MAX_FAILURES, windowSeconds: ACCOUNT_WINDOW_SECONDS } },
+      LOGIN_RULES,
     );
     const locked = this.lockout.refusalOf(pair, now);
     if (locked) throw locked;

@@ -150,6 +150,31 @@ const ROTATE_FIRST_USE = `
          expires_at AS "expiresAt", first_used_at AS "firstUsedAt", revoked_at AS "revokedAt"
   FROM claimed WHERE EXISTS (SELECT 1 FROM inserted)`;
 
+/** Where a prune's next batch starts: after this token in (`expires_at`, `id`) order. */
+export interface PruneCursor {
+  expiresAt: Date;
+  id: string;
+}
+
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** pruneExpired's statement: $1 the expiry, $2 and $3 the cursor, $4 the batch. */
+const PRUNE_EXPIRED = `
+  WITH looked AS MATERIALIZED (
+    SELECT ctid, id, family_id, parent_id, expires_at FROM refresh_tokens
+    WHERE expires_at <= $1::timestamptz AND (expires_at, id) > ($2::timestamptz, $3::uuid)
+    ORDER BY expires_at, id
+    LIMIT $4::int),
+  deleted AS (
+    DELETE FROM refresh_tokens AS r USING looked
+    WHERE r.ctid = looked.ctid
+      AND (looked.parent_id IS NOT NULL OR NOT EXISTS (
+        SELECT 1 FROM refresh_tokens AS l WHERE l.family_id = looked.family_id AND l.expires_at > $1::timestamptz))
+    RETURNING 1),
+  last AS (SELECT expires_at, id FROM looked ORDER BY expires_at DESC, id DESC LIMIT 1)
+  SELECT (SELECT count(*) FROM deleted)::int AS deleted, (SELECT count(*) FROM looked)::int AS looked,
+         (SELECT expires_at FROM last) AS last_expires_at, (SELECT id::text FROM last) AS last_id`;
+
 /** `refresh_tokens`. */
 @Injectable()
 export class RefreshTokenRepository {
@@ -269,6 +294,31 @@ export class RefreshTokenRepository {
       next.expiresAt,
     ]);
     return rows[0] ? toStored(rows[0]) : undefined;
+  }
+
+  /**
+   * One batch of the prune: looks at up to `batch` tokens that expired at or before `expiredAt`, after
+   * `after` in (`expires_at`, `id`) order (the index on both), and deletes them but a family's first
+   * token while any of its tokens has not expired (where the session began: its session list shows it,
+   * and ending the user's sessions reads it). Answers how many it deleted and, when it looked at a whole
+   * batch, where the next one starts (so a run never reads a kept token twice).
+   */
+  async pruneExpired(
+    expiredAt: Date,
+    after: PruneCursor | undefined,
+    batch: number,
+  ): Promise<{ deleted: number; next?: PruneCursor }> {
+    const [row] = await this.prisma.direct.query<{
+      deleted: number;
+      looked: number;
+      last_expires_at: Date | null;
+      last_id: string | null;
+    }>(PRUNE_EXPIRED, [expiredAt, after?.expiresAt ?? new Date(0), after?.id ?? NIL_UUID, batch]);
+    const next =
+      row.looked === batch && row.last_expires_at && row.last_id
+        ? { expiresAt: row.last_expires_at, id: row.last_id }
+        : undefined;
+    return { deleted: row.deleted, next };
   }
 
   /**

@@ -162,4 +162,26 @@ describe('TierCache', () => {
     await settle();
     expect(await atOnce(cache.limitsOf(ORG))).toMatchObject({ apiRequestsPerDay: 7 });
   });
+
+  it('forgets the orgs no request has named for an hour, so a long-running gateway holds the orgs in use', async () => {
+    const instant = {
+      calls: 0,
+      call: () => ((instant.calls += 1), Promise.resolve({ tiers: tiers(600), apiRequestsPerDay: 1 })),
+    };
+    cache = new TierCache(instant as unknown as PlatformBackend, config);
+    // 20,000 orgs over five and a half hours, a new one every second, and ORG in every one of them.
+    for (let n = 0; n < 20_000; n += 1) {
+      await cache.limitsOf(`org-${n}`);
+      await cache.limitsOf(ORG);
+      advance(1000);
+    }
+    // The last hour's 3,600 orgs, twice that at most between two looks for idle ones.
+    expect(cache.size).toBeLessThanOrEqual(2 * 3601);
+    const calls = instant.calls;
+    await cache.limitsOf(ORG);
+    await cache.limitsOf('org-19999');
+    expect(instant.calls).toBe(calls); // in use: still known
+    await cache.limitsOf('org-0');
+    expect(instant.calls).toBe(calls + 1); // idle for hours: fetched anew
+  });
 });

@@ -15,8 +15,15 @@ export interface OrgLimits {
 /** An org never heard of while the platform is unreachable: the standard tiers, no daily quota enforced. */
 const unknownOrg = (): OrgLimits => ({ tiers: [...STANDARD_TIERS], apiRequestsPerDay: NO_QUOTA });
 
+/** An org no request has named for this long is forgotten (its next request fetches its limits anew). */
+export const TIERS_IDLE_MS = 60 * 60 * 1000;
+/** Idle orgs are looked for once more than this many are held, and then when their number has doubled. */
+const SWEEP_ABOVE = 1000;
+
 interface Entry {
   limits: OrgLimits;
+  /** The last request about the org. */
+  usedAt: number;
   /** From here on, a request starts a refresh in the background (and does not wait for it). */
   refreshAt: number;
   expiresAt: number;
@@ -34,12 +41,15 @@ interface Entry {
  * call has failed, the standard tiers are the org's known ones until the platform answers.
  * In steady use no request waits at all: a request in the second half of the TTL starts the refresh
  * in the background and is decided with the tiers in memory, which the refresh then replaces.
+ * An org no request has named for TIERS_IDLE_MS is forgotten, so the memory holds the orgs in use, not
+ * every org a long-running gateway ever served (each held its eight tiers, about 1.7 KiB, for good).
  */
 @Injectable()
 export class TierCache {
   private readonly logger = new Logger('rate-limit-tiers');
   private readonly entries = new Map<string, Entry>();
   private readonly pending = new Map<string, Promise<OrgLimits>>();
+  private sweepAt = SWEEP_ABOVE;
 
   constructor(
     private readonly platform: PlatformBackend,
@@ -54,6 +64,7 @@ export class TierCache {
     const key = orgId ?? '';
     const entry = this.entries.get(key);
     const now = Date.now();
+    if (entry) entry.usedAt = now;
     if (entry && entry.refreshAt > now) return entry.limits;
     let fetching = this.pending.get(key);
     if (!fetching) {
@@ -74,7 +85,7 @@ export class TierCache {
       };
       const ttl = this.config.RATE_LIMIT_TIERS_TTL_MS;
       const fetchedAt = Date.now();
-      this.entries.set(orgId, { limits, refreshAt: fetchedAt + ttl / 2, expiresAt: fetchedAt + ttl });
+      this.remember(orgId, { limits, usedAt: fetchedAt, refreshAt: fetchedAt + ttl / 2, expiresAt: fetchedAt + ttl });
       return limits;
     } catch (error) {
       this.logger.warn(`limits of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
@@ -83,8 +94,22 @@ export class TierCache {
       // or hung, and however long, no request waits for it again. (Kept expiring, a known org's every
       // request waited RATE_LIMIT_TIERS_REFRESH_WAIT_MS for a call that would fail, each TTL and for good.)
       const limits = stale?.limits ?? unknownOrg();
-      this.entries.set(orgId, { limits, refreshAt: Date.now(), expiresAt: Number.POSITIVE_INFINITY });
+      const now = Date.now();
+      this.remember(orgId, { limits, usedAt: now, refreshAt: now, expiresAt: Number.POSITIVE_INFINITY });
       return limits;
     }
+  }
+
+  /** Orgs held now (idle ones not yet forgotten included). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private remember(orgId: string, entry: Entry) {
+    this.entries.set(orgId, { ...entry, usedAt: Math.max(entry.usedAt, this.entries.get(orgId)?.usedAt ?? 0) });
+    if (this.entries.size <= this.sweepAt) return;
+    const idleSince = entry.usedAt - TIERS_IDLE_MS;
+    for (const [key, held] of this.entries) if (held.usedAt <= idleSince) this.entries.delete(key);
+    this.sweepAt = Math.max(SWEEP_ABOVE, this.entries.size * 2);
   }
 }

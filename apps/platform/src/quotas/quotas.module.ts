@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 
 import { PrismaModule } from '../prisma/prisma.module';
 import { ApiUsageReader } from './api-usage.reader';
+import { ProcessedEventPruner } from './processed-event-pruner';
 import { QuotasGrpcController } from './quotas.grpc-controller';
 import { QuotasRepository } from './quotas.repository';
 import { QuotasService } from './quotas.service';
@@ -10,7 +11,14 @@ import { UsageReportedConsumer, UserCountConsumer } from './usage-events.consume
 @Module({
   imports: [PrismaModule],
   controllers: [QuotasGrpcController],
-  providers: [QuotasRepository, QuotasService, ApiUsageReader, UsageReportedConsumer, UserCountConsumer],
+  providers: [
+    QuotasRepository,
+    QuotasService,
+    ApiUsageReader,
+    UsageReportedConsumer,
+    UserCountConsumer,
+    ProcessedEventPruner,
+  ],
   exports: [QuotasService, QuotasRepository],
 })
 export class QuotasModule {}

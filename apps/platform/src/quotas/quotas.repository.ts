@@ -50,6 +50,16 @@ export class QuotasRepository {
     ]);
     return row.applied;
   }
+
+  /**
+   * Forgets up to `batch` event ids applied at or before `before` (the index on `processed_at`);
+   * answers how many.
+   */
+  async pruneProcessed(before: Date, batch: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM processed_events WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM processed_events WHERE processed_at <= ${before} LIMIT ${batch}))`;
+  }
 }
 
 const STATE_OF = `

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "refresh_tokens_expires_at_id_idx" ON "refresh_tokens"("expires_at", "id");
+
