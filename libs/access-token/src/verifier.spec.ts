@@ -248,6 +248,64 @@ describe('AccessTokenVerifier verified-token cache', () => {
     await expect(verifier.verify(token)).rejects.toThrow('The token is signed with an unknown key.');
   });
 
+  it('refuses tokens of a key that left the key set once the set is older than its max age, no other key named', async () => {
+    // A rotation because the old key may have leaked: auth publishes k1 until its tokens expire, then
+    // stops. No token names a new key afterwards (the verifier learnt it long before).
+    let fetches = 0;
+    const verifier = new AccessTokenVerifier({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      keySetMaxAgeMs: 50,
+      fetchKeys: () => {
+        fetches += 1;
+        return Promise.resolve({ keys: keySet });
+      },
+      revocations: { isRevoked: () => false },
+    });
+    const remembered = await sign('jti-g', Math.floor(clock / 1000) + 600);
+    await verifier.verify(remembered);
+    keySet = [];
+    await verifier.verify(remembered); // within the max age: no read
+    expect(fetches).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    // The request that finds the set stale does not wait for its read; the requests after it see it.
+    await verifier.verify(remembered).catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fetches).toBe(2);
+    await expect(verifier.verify(remembered)).rejects.toThrow('The token is signed with an unknown key.');
+    // Minted with the old private key after it left the set (what a holder of a leaked key would do).
+    await expect(verifier.verify(await sign('jti-h', Math.floor(clock / 1000) + 600))).rejects.toThrow(
+      'The token is signed with an unknown key.',
+    );
+  });
+
+  it('keeps verifying with the keys it has while a stale key set cannot be read, trying again a max age later', async () => {
+    let fetches = 0;
+    let authAnswers = true;
+    const verifier = new AccessTokenVerifier({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      keySetMaxAgeMs: 50,
+      fetchKeys: () => {
+        fetches += 1;
+        return authAnswers ? Promise.resolve({ keys: keySet }) : Promise.reject(new Error('auth is down'));
+      },
+      revocations: { isRevoked: () => false },
+    });
+    const token = await sign('jti-i', Math.floor(clock / 1000) + 600);
+    await verifier.verify(token);
+    authAnswers = false;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    for (let request = 0; request < 5; request += 1) {
+      await expect(verifier.verify(token)).resolves.toMatchObject({ tokenId: 'jti-i' });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(fetches).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await verifier.verify(token);
+    expect(fetches).toBe(3);
+  });
+
   it('remembers at most cacheSize tokens, dropping the least recently used', async () => {
     const verifier = verifierWith(2);
     const [a, b, c] = await Promise.all(['1', '2', '3'].map((jti) => sign(jti, Math.floor(clock / 1000) + 600)));

@@ -16,6 +16,11 @@ export interface VerifierOptions {
   fetchKeys: () => Promise<JSONWebKeySet>;
   /** Keys are refetched on an unknown `kid` at most this often (default 1 s). */
   refetchIntervalMs?: number;
+  /**
+   * A key set older than this is read again in the background (default KEY_SET_MAX_AGE_MS), so a key
+   * auth stopped publishing is refused even when no token names a new key.
+   */
+  keySetMaxAgeMs?: number;
   now?: () => number;
   /** Consulted for every token that is otherwise valid (in memory; see revocation-check.ts). */
   revocations?: RevocationCheck;
@@ -27,6 +32,13 @@ export interface VerifierOptions {
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 /** How often an unknown `kid` may refetch the keys, unless the options say otherwise. */
 const REFETCH_INTERVAL_MS = 1000;
+/**
+ * How old the key set may get before a verification reads it again (in the background: no request
+ * waits for it, and an auth that does not answer leaves the set as it was). Only a token naming an
+ * unknown key made it read again, so a retired key auth no longer published, the one of a rotation
+ * made because it may have leaked, kept verifying tokens until the next rotation.
+ */
+export const KEY_SET_MAX_AGE_MS = 60_000;
 /**
  * At most this many verifications wait for a refetch due later; past it a token naming an unknown key
  * is refused at once (a flood of forged kids holds no more than this).
@@ -66,12 +78,15 @@ const invalidToken = (description: string) =>
  * A token that verified is remembered by its exact string (bounded LRU) until its `exp`, so the same
  * token's next request skips the signature and claim checks. The revocation check is never skipped:
  * it runs on every request, cached or not, so a revoked token is refused as fast as before; and an
- * entry whose signing key has left the key set is not used.
+ * entry whose signing key has left the key set is not used. The key set is read again once it is
+ * older than KEY_SET_MAX_AGE_MS, so a key auth retired and stopped publishing is refused within that.
  */
 export class AccessTokenVerifier {
   private keys?: ReturnType<typeof createLocalJWKSet>;
   private knownKids = new Set<string>();
   private lastFetch = 0;
+  /** When a read of a stale key set last began (a failed one is not retried before the max age again). */
+  private lastStaleRead = 0;
   private fetching?: Promise<void>;
   /** The refetch due at the end of the current interval, shared by every token waiting for it. */
   private scheduled?: Promise<void>;
@@ -84,6 +99,7 @@ export class AccessTokenVerifier {
   }
 
   async verify(token: string): Promise<Caller> {
+    this.readStaleKeySet();
     const cached = this.verified?.get(token);
     if (cached) {
       if (cached.expiresAt > this.now() && this.knownKids.has(cached.kid)) {
@@ -158,6 +174,17 @@ export class AccessTokenVerifier {
     } finally {
       this.waiting -= 1;
     }
+  }
+
+  /** Starts reading the key set again when it is older than its max age; the caller does not wait. */
+  private readStaleKeySet(): void {
+    if (!this.keys || this.fetching) return;
+    const now = Date.now();
+    const maxAge = this.options.keySetMaxAgeMs ?? KEY_SET_MAX_AGE_MS;
+    if (now - Math.max(this.lastFetch, this.lastStaleRead) < maxAge) return;
+    this.lastStaleRead = now;
+    // The keys it has verify meanwhile; a failed read leaves them, and is tried again a max age later.
+    this.fetch().catch(() => undefined);
   }
 
   /** One fetch at a time: concurrent callers share it. */
