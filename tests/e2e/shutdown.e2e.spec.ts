@@ -125,6 +125,42 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(exited).toEqual({ code: 0, signal: null });
   });
 
+  it('the gateway does not wait for a client that stopped sending its request: it answers 408 and exits 0 within the grace', async () => {
+    // Node stops timing requests out once the server closes: one client stalled in its headers and
+    // one in its body held the drain until the grace ran out, and the gateway exited 1 with its
+    // access log and connections unclosed.
+    const stalled = (head: string) => {
+      const socket = net.connect(stack.ports.http, '127.0.0.1');
+      let raw = '';
+      socket.on('data', (chunk: Buffer) => (raw += chunk.toString('latin1')));
+      socket.on('error', () => undefined);
+      const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(raw)));
+      socket.write(head);
+      return closed;
+    };
+    const inBody = stalled(
+      'POST /v2/auth/token HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"grant_',
+    );
+    const inHeaders = stalled('GET /v2/system/health HTTP/1.1\r\nHost: gateway\r\nX-Request');
+    await waitForGauge('gateway', 'http_requests_in_flight', 1);
+    // Past its rate limit, before the drain: it is in flight, not refused as arriving during the drain.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const started = Date.now();
+    const exited = await stack.terminateApp('gateway');
+    const elapsed = Date.now() - started;
+    const answers = await Promise.all([inBody, inHeaders]);
+    await stack.startApp('gateway');
+
+    expect(exited).toEqual({ code: 0, signal: null });
+    // Ended at half the grace (SHUTDOWN_GRACE_MS, 20 s), well before the grace is over.
+    expect(elapsed).toBeLessThan(15_000);
+    expect(answers.map((raw) => raw.split('\r\n')[0])).toEqual([
+      'HTTP/1.1 408 Request Timeout',
+      'HTTP/1.1 408 Request Timeout',
+    ]);
+  });
+
   it('a backend service refuses new connections, finishes the calls in flight and exits 0', async () => {
     // Password grants wait in auth for identity's password check while identity is frozen.
     stack.signalApp('identity', 'SIGSTOP');

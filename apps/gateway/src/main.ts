@@ -18,7 +18,7 @@ void startTracing('gateway').then(async () => {
     exitGracefullyOnSignals({
       logger: gateway.logger,
       graceMs,
-      drain: () => gateway.drain(),
+      drain: () => gateway.drain(graceMs),
       close: () => gateway.close(),
     });
   });

@@ -24,6 +24,7 @@ import { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
 import { answeredProbe } from './health/answered-probe';
 import { HealthReporter } from './health/health-reporter';
+import { trackArrivingRequests } from './http/arriving-requests';
 import { refuseControlCharacters } from './http/control-characters';
 import { allowBrowserApps, answerBrowserAppPreflights } from './http/cors';
 import { clientError, frameworkError, LimitPeer, LimitRequest } from './http/framework-errors';
@@ -47,8 +48,11 @@ export interface RunningGateway {
   app: NestFastifyApplication;
   ops: NestFastifyApplication;
   logger: Logger;
-  /** Stops accepting connections and resolves when every request in flight has been answered. */
-  drain(): Promise<void>;
+  /**
+   * Stops accepting connections and resolves when every request in flight has been answered; a
+   * request still arriving after REQUEST_TIMEOUT_MS or half of `graceMs` (the shutdown's) is `408`.
+   */
+  drain(graceMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -83,6 +87,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     },
   });
   const fastify = adapter.getInstance();
+  const arriving = trackArrivingRequests(fastify.server);
   // First: every later hook, the controllers and the error filter log with the request's id.
   runRequestsInContext(fastify);
   instrumentHttp(fastify, registry);
@@ -181,10 +186,13 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     ops,
     logger,
     // Fastify's close: the listener closes, idle keep-alive connections too, requests in flight finish
-    // (a request arriving on a busy connection meanwhile gets 503 with `Connection: close`).
-    drain: () => {
+    // (a request arriving on a busy connection meanwhile gets 503 with `Connection: close`). Node no
+    // longer times out requests once its server closes: a client that stopped sending would hold the
+    // drain until the grace ran out (exit 1, nothing closed), so those still arriving are ended then.
+    drain: (graceMs) => {
       closing = true;
-      return fastify.close();
+      const timer = setTimeout(() => arriving.end(), Math.min(config.REQUEST_TIMEOUT_MS, graceMs / 2));
+      return fastify.close().finally(() => clearTimeout(timer));
     },
     async close() {
       await app.close();
