@@ -2,7 +2,8 @@
 // `node bench/k8s-memory.mjs`: sets every Deployment's memory request and limit in k8s/base/ (and the
 // table in k8s/README.md) from the last `npm run bench` (bench/results/latest.json): the request is the
 // largest RSS the process reached under the benchmark's load, rounded up to 16 MiB; the limit twice
-// the request, and at least the process's peak since start. tests/deploy checks the manifests agree.
+// the request, and at least the process's peak since start; and the ProcessMemoryNearLimit alert
+// (docs/alerts.rules.yml) at 90% of each limit. tests/deploy checks the manifests and the alert agree.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +49,15 @@ const table = [
   ),
 ].join('\n');
 const text = fs.readFileSync(readme, 'utf8');
-const updated = text.replace(/\| process +\| peak RSS[^\n]*\n\|[-| ]+\|\n(?:\|[^\n]*\|\n)+/, `${table}\n`);
-if (updated === text) throw new Error('k8s/README.md: the resources table was not found');
-fs.writeFileSync(readme, updated);
+const tablePattern = /\| process +\| peak RSS[^\n]*\n\|[-| ]+\|\n(?:\|[^\n]*\|\n)+/;
+if (!tablePattern.test(text)) throw new Error('k8s/README.md: the resources table was not found');
+fs.writeFileSync(readme, text.replace(tablePattern, `${table}\n`));
+
+const rulesFile = path.join(root, 'docs', 'alerts.rules.yml');
+let rules = fs.readFileSync(rulesFile, 'utf8');
+for (const row of rows) {
+  const clause = new RegExp(`(process_resident_memory_bytes\\{service="${row.app}"\\}\\) > 0\\.9 \\* )\\d+`);
+  if (!clause.test(rules)) throw new Error(`docs/alerts.rules.yml: no ProcessMemoryNearLimit clause for ${row.app}`);
+  rules = rules.replace(clause, (_whole, head) => `${head}${row.limit}`);
+}
+fs.writeFileSync(rulesFile, rules);

@@ -749,6 +749,24 @@ describe.each([
     },
   );
 
+  it.each(APPS)(
+    'the ProcessMemoryNearLimit alert (docs/alerts.rules.yml) fires for %s at 90%% of its memory limit',
+    (app) => {
+      const rules = parse(readText('docs', 'alerts.rules.yml')) as {
+        groups: Array<{ rules: Array<{ alert?: string; expr: string }> }>;
+      };
+      const expr =
+        rules.groups.flatMap((g) => g.rules).find((rule) => rule.alert === 'ProcessMemoryNearLimit')?.expr ?? '';
+      // One clause per process: `…{service="auth"}) > 0.9 * 416 * 1024 * 1024`.
+      const thresholds = [...expr.matchAll(/service=~?"([^"]+)"\}\) > 0\.9 \* (\d+) \* 1024 \* 1024/g)].flatMap(
+        ([, services, mebibytesLimit]) =>
+          services.split('|').map((service) => [service, Number(mebibytesLimit)] as const),
+      );
+      const limit = mebibytes(mainContainer(app).resources?.limits?.memory ?? '0');
+      expect(new Map(thresholds).get(app)).toBe(limit);
+    },
+  );
+
   it('every container runs as non-root, read-only, without privilege escalation or capabilities', () => {
     const problems = podSpecs().flatMap(([owner, spec]) =>
       spec.containers.flatMap((c) => {

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { APPS, repositoryRoot, TestStack } from '@acct/testing';
-import { parse } from 'yaml';
+import { APPS, freePort, repositoryRoot, TestStack, waitFor } from '@acct/testing';
+import { parse, stringify } from 'yaml';
 
 const PROMTOOL = '/usr/bin/promtool';
 const RULES = path.join(repositoryRoot, 'docs', 'alerts.rules.yml');
@@ -41,6 +41,38 @@ interface RuleFile {
 /** The metric names an expression selects: identifiers followed by a label matcher or a range. */
 const metricsIn = (expr: string): string[] =>
   [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\s*(?=\{|\[)/g)].map((match) => match[1]);
+
+/** A series a /metrics text exposes (`name{labels}`, as Prometheus would store it) and its value. */
+const samplesOf = (text: string, prefix: string): Array<[string, string]> =>
+  [...text.matchAll(/^([a-z_][a-z0-9_]*)(\{[^}]*\})? (\S+)$/gm)]
+    .filter(([, name]) => name.startsWith(prefix))
+    .map(([, name, labels, value]) => [`${name}${labels ?? ''}`, value]);
+
+/**
+ * `promtool test rules`: the alert rules evaluated 40 minutes into the given series (promtool's
+ * notation, one sample a minute), expecting exactly `expected` alerts of `alertname` then.
+ */
+const evaluateAlert = (alertname: string, series: Map<string, string>, expected: object[]) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'promtool-'));
+  const tests = path.join(dir, 'alert.test.yml');
+  fs.writeFileSync(
+    tests,
+    stringify({
+      rule_files: [RULES],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: [...series].map(([name, values]) => ({ series: name, values })),
+          alert_rule_test: [{ eval_time: '40m', alertname, exp_alerts: expected }],
+        },
+      ],
+    }),
+  );
+  const result = promtool(['test', 'rules', tests]);
+  fs.rmSync(dir, { recursive: true });
+  return result;
+};
 
 describe('Prometheus: the alert rules and every process /metrics pass promtool', () => {
   let stack: TestStack;
@@ -84,6 +116,24 @@ describe('Prometheus: the alert rules and every process /metrics pass promtool',
     expect([status, output]).toEqual([0, '']);
   });
 
+  it('MailFailing fires for a mailer that has failed and sent nothing since it started', () => {
+    // What this mailer exposes now (no mail sent since its start), held for an hour, plus a kind of
+    // mail failing every minute: SMTP down since a deploy or a restart.
+    const failing = 'mailer_mail_failed_total{kind="activation",service="mailer"}';
+    const series = new Map(samplesOf(scraped.mailer, 'mailer_mail_').map(([name, value]) => [name, `${value}x60`]));
+    series.set(failing, '0+1x60');
+    const { status, output } = evaluateAlert('MailFailing', series, [
+      {
+        exp_labels: { severity: 'page' },
+        exp_annotations: {
+          summary: 'The mailer sends nothing and fails (SMTP or object storage)',
+          runbook: 'docs/runbook.md#stuck-outbox-or-mail',
+        },
+      },
+    ]);
+    expect([status, output]).toEqual([0, expect.stringMatching(/SUCCESS/)]);
+  });
+
   it('every metric a rule names is exposed by a process', () => {
     const exposed = new Set(APPS.flatMap((app) => [...seriesNames(scraped[app])]));
     const rules = (parse(fs.readFileSync(RULES, 'utf8')) as RuleFile).groups.flatMap((group) => group.rules);
@@ -94,5 +144,40 @@ describe('Prometheus: the alert rules and every process /metrics pass promtool',
         .map((name) => `${rule.alert ?? rule.record}: ${name}`),
     );
     expect(unknown).toEqual([]);
+  });
+});
+
+describe('Prometheus: a process started while Redis is away', () => {
+  let stack: TestStack;
+  let metrics: string;
+
+  beforeAll(async () => {
+    // Nothing listens there: the gateway never reads the revocation list, and stays unready.
+    stack = await TestStack.start({ apps: ['gateway'], redisUrl: `redis://127.0.0.1:${await freePort()}` });
+    metrics = await waitFor('the gateway /metrics', async () => {
+      const answer = await fetch(stack.opsUrl('gateway', '/metrics')).catch(() => undefined);
+      return answer?.ok ? answer.text() : undefined;
+    });
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('RevocationListStale fires for a process that has never read the revocation list', () => {
+    const series = new Map(
+      samplesOf(metrics, 'revocations_sync_age_seconds').map(([name, value]) => [name, `${value}x60`]),
+    );
+    expect([...series.values()]).toEqual(['-1x60']);
+    const { status, output } = evaluateAlert('RevocationListStale', series, [
+      {
+        exp_labels: { severity: 'page', service: 'gateway' },
+        exp_annotations: {
+          summary: 'gateway has not caught up with the token revocations for over 10 s (Redis?)',
+          runbook: 'docs/runbook.md#dependency-outages',
+        },
+      },
+    ]);
+    expect([status, output]).toEqual([0, expect.stringMatching(/SUCCESS/)]);
   });
 });

@@ -12,7 +12,7 @@ import { classifyFailure, FailureVerdict, retryDelayMs, RetryPolicy, tooOldToRet
 import { MailSender } from './mail-sender';
 import { MessageArchive, UndeliverableRecord } from './message-archive';
 import { renderWithArchivedCopy } from './redaction';
-import { MailKind, wordingFor } from './templates';
+import { MAIL_KINDS, MailKind, wordingFor } from './templates';
 
 /** What the mailer knows of an event besides its mail: its ids (for every log line) and its age. */
 interface EventLabels {
@@ -127,6 +127,14 @@ export class MailConsumer extends EventConsumer<MailEventType> {
       labelNames: ['kind', 'reason'],
       registers: [registry],
     });
+    // Every series at 0 from the start: a mailer that has sent nothing since it started has a sent
+    // rate of 0, not none (the MailFailing alert compares it with 0), and a first increment counts.
+    const reasons: ReadonlyArray<UndeliverableRecord['reason']> = ['refused', 'expired'];
+    for (const kind of MAIL_KINDS) {
+      this.sent.inc({ kind }, 0);
+      this.failures.inc({ kind }, 0);
+      for (const reason of reasons) this.undeliverable.inc({ kind, reason }, 0);
+    }
   }
 
   protected override async stop() {

@@ -9,6 +9,8 @@ export interface RenderedMail {
 
 export type MailKind = 'activation' | 'password_reset';
 
+export const MAIL_KINDS: readonly MailKind[] = ['activation', 'password_reset'];
+
 interface Wording {
   subject: Record<MailKind, string>;
   greeting: (name: string) => string;
