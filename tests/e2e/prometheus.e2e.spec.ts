@@ -134,6 +134,35 @@ describe('Prometheus: the alert rules and every process /metrics pass promtool',
     expect([status, output]).toEqual([0, expect.stringMatching(/SUCCESS/)]);
   });
 
+  it('LoginFailureRatioHigh judges password logins: not an MFA step, not diluted by other grants', () => {
+    const attempts = (grant: string, outcome: string) =>
+      `auth_login_attempts_total{grant_type="${grant}",outcome="${outcome}",service="auth"}`;
+    const alert = [
+      {
+        exp_labels: { severity: 'page' },
+        exp_annotations: {
+          summary: 'Most logins fail (credential stuffing?)',
+          runbook: 'docs/runbook.md#unlocking-a-locked-login',
+        },
+      },
+    ];
+    // Every login of an org with MFA: the password step answers mfa_required, the code step succeeds.
+    const mfaLogins = new Map([
+      [attempts('password', 'mfa_required'), '0+10x60'],
+      [attempts('password', 'success'), '0+10x60'],
+      [attempts('password', 'invalid_grant'), '0+1x60'],
+    ]);
+    expect(evaluateAlert('LoginFailureRatioHigh', mfaLogins, [])).toMatchObject({ status: 0 });
+    // Stuffing: most password logins fail, while machine clients' grants succeed many times more often.
+    const stuffing = new Map([
+      [attempts('password', 'invalid_grant'), '0+30x60'],
+      [attempts('password', 'success'), '0+5x60'],
+      [attempts('client_credentials', 'success'), '0+500x60'],
+    ]);
+    const { status, output } = evaluateAlert('LoginFailureRatioHigh', stuffing, alert);
+    expect([status, output]).toEqual([0, expect.stringMatching(/SUCCESS/)]);
+  });
+
   it('every metric a rule names is exposed by a process', () => {
     const exposed = new Set(APPS.flatMap((app) => [...seriesNames(scraped[app])]));
     const rules = (parse(fs.readFileSync(RULES, 'utf8')) as RuleFile).groups.flatMap((group) => group.rules);
