@@ -1,3 +1,4 @@
+import { Caller } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
 import { GrpcClient } from '@acct/grpc';
 import { DomainError } from '@acct/problem';
@@ -98,6 +99,21 @@ export class IdentityClient {
   }
 
   /**
+   * Whether the user whose access token this is is still an active admin of its org, as identity says
+   * now (`GetUser me` with that token): its token may predate a disable, deletion or demotion whose
+   * revocation has not reached this process (up to a second, and while NATS is down until it is back).
+   */
+  async isActiveAdmin(callerToken: string): Promise<boolean> {
+    try {
+      const { user } = await this.identity.call('getUser', { id: 'me' }, { accessToken: callerToken });
+      return user?.status === 'active' && user.roles.includes('admin');
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'not_found') return false;
+      throw error;
+    }
+  }
+
+  /**
    * The user's login names (e-mail and, when set, phone), when the caller may see the user (`GetUser`
    * with the caller's own token, as `visibleTo`); undefined for an unknown user and another org's alike.
    */
@@ -125,5 +141,21 @@ export class IdentityClient {
       this.logger.warn(`identity did not answer GetUser me: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
     }
+  }
+}
+
+/**
+ * A user acting as an admin on another user must still be one (identity's word, not its token's: a
+ * disabled, deleted or demoted admin's token works until its revocation arrives); a client acts with
+ * its configured roles.
+ */
+export async function requireStillAdmin(
+  identity: IdentityClient,
+  caller: Caller,
+  callerToken: string,
+  detail: string,
+): Promise<void> {
+  if (caller.kind === 'user' && !(await identity.isActiveAdmin(callerToken))) {
+    throw new DomainError('forbidden', detail);
   }
 }

@@ -28,6 +28,8 @@ const MEMBER = user('3d1c8a2b-5e4f-4a6b-9c7d-8e9f0a1b2c3d', 'bob@example.test', 
 const VIEWER = user('5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d', 'cy@example.test', ['viewer']);
 const STRANGER = user('0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e', 'eve@example.test', ['admin'], OTHER_ORG);
 const USERS = [ADMIN, MEMBER, VIEWER, STRANGER];
+/** Admins identity no longer holds for one (disabled, deleted or demoted), whatever their tokens say. */
+const formerAdmins = new Set<string>();
 
 describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
   let database: TestDatabase;
@@ -58,6 +60,10 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
           Promise.resolve(password === 'right-password' ? USERS.find((u) => u.email === email) : undefined),
         // As identity's GetUser with the caller's token: a user of the caller's own org only (an id in
         // any letter case, as identity reads UUIDs).
+        isActiveAdmin: (callerToken) => {
+          const self = USERS.find((u) => u.id === (decodeJwt(callerToken) as { sub: string }).sub);
+          return Promise.resolve(!!self?.roles.includes('admin') && !formerAdmins.has(self.id));
+        },
         visibleTo: (callerToken, userId) => {
           const orgId = (decodeJwt(callerToken) as { org_id: string }).org_id;
           return Promise.resolve(USERS.some((u) => u.id === userId.toLowerCase() && u.orgId === orgId));
@@ -117,6 +123,24 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
       'not_found',
     );
     expect(await accepted(others.accessToken)).toBe(true);
+  });
+
+  it('lets no admin identity no longer holds for one list or end another user’s sessions, whatever its token says', async () => {
+    const admin = await as(ADMIN);
+    const viewer = await login(VIEWER);
+    formerAdmins.add(ADMIN.id);
+    try {
+      for (const attempt of [
+        sessions.list(admin.caller, admin.token, VIEWER.id),
+        sessions.revoke(admin.caller, admin.token, VIEWER.id, sidOf(viewer)),
+        sessions.revokeAll(admin.caller, admin.token, VIEWER.id),
+      ]) {
+        expect((await refusal(attempt)).code).toBe('forbidden');
+      }
+    } finally {
+      formerAdmins.delete(ADMIN.id);
+    }
+    expect(await accepted(viewer.accessToken)).toBe(true);
   });
 
   it('ends every session of a user at once', async () => {

@@ -4,7 +4,7 @@ import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { ADMIN_ACTIONS, AdminAudit } from '../audit/admin-audit';
-import { IdentityClient } from '../identity/identity.client';
+import { IdentityClient, requireStillAdmin } from '../identity/identity.client';
 import { StoredSession } from '../refresh/refresh-token.repository';
 import { RefreshTokenService } from '../refresh/refresh-token.service';
 
@@ -80,7 +80,9 @@ export class SessionsService {
     // Identity reads a UUID in any letter case; sessions and revocations are kept under the lower-case id.
     const id = userId.toLowerCase();
     requireScope(caller, scope);
-    requireRole(caller, 'admin', "Only admins may see or end another user's sessions.");
+    const detail = "Only admins may see or end another user's sessions.";
+    requireRole(caller, 'admin', detail);
+    await requireStillAdmin(this.identity, caller, callerToken, detail);
     if (!UUID.test(id) || !(await this.identity.visibleTo(callerToken, id))) throw notFound();
     return id;
   }

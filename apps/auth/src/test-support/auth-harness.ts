@@ -5,6 +5,7 @@ import { grpcServerOptions } from '@acct/grpc';
 import { freePort } from '@acct/testing';
 import { INestMicroservice, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
+import { decodeJwt } from 'jose';
 import { Registry } from 'prom-client';
 
 import { AppModule } from '../app.module';
@@ -20,7 +21,7 @@ export interface HarnessOptions {
   identityAddress?: string;
   /** Replaces the identity client altogether (unit tests of the password grant). */
   identityClient?: Pick<IdentityClient, 'verifyPassword'> &
-    Partial<Pick<IdentityClient, 'emailOf' | 'visibleTo' | 'loginNamesOf' | 'resolveLoginKey'>>;
+    Partial<Pick<IdentityClient, 'emailOf' | 'visibleTo' | 'loginNamesOf' | 'resolveLoginKey' | 'isActiveAdmin'>>;
   /** Replaces providers (a login step, say) with stand-ins: `{ provide: LockoutPolicy, useValue: … }`. */
   overrides?: Array<{ provide: Type<unknown>; useValue: unknown }>;
   /** Serve gRPC on a free port, as the real process does. */
@@ -57,16 +58,18 @@ export class AuthHarness {
       .overrideProvider(Clock)
       .useValue(clock);
     if (options.identityClient) {
-      // A stand-in without ResolveLoginKey counts each username under itself (as identity does an unknown one).
-      const resolveLoginKey = (username: string): Promise<LoginKey> => Promise.resolve({ key: username });
+      // A stand-in without ResolveLoginKey counts each username under itself (as identity does an unknown
+      // one); without isActiveAdmin, a caller is the admin its token says it is.
+      const defaults: Partial<IdentityClient> = {
+        resolveLoginKey: (username: string): Promise<LoginKey> => Promise.resolve({ key: username }),
+        isActiveAdmin: (callerToken: string) =>
+          Promise.resolve((decodeJwt(callerToken).roles as string[] | undefined)?.includes('admin') ?? false),
+      };
       const standIn = options.identityClient;
-      const client =
-        'resolveLoginKey' in standIn
-          ? standIn
-          : new Proxy(standIn, {
-              get: (target, property, receiver): unknown =>
-                property === 'resolveLoginKey' ? resolveLoginKey : Reflect.get(target, property, receiver),
-            });
+      const client = new Proxy(standIn, {
+        get: (target, property, receiver): unknown =>
+          property in target ? Reflect.get(target, property, receiver) : Reflect.get(defaults, property),
+      });
       builder = builder.overrideProvider(IdentityClient).useValue(client);
     }
     for (const { provide, useValue } of options.overrides ?? []) {

@@ -36,8 +36,15 @@ const USERS = [ADMIN, MEMBER, VIEWER, NEIGHBOUR, STRANGER];
 
 const claimsOf = (token: string) => decodeJwt(token) as { sub: string; org_id: string };
 
+/** Admins identity no longer holds for one (disabled, deleted or demoted), whatever their tokens say. */
+const formerAdmins = new Set<string>();
+
 /** Identity as auth sees it: password checks, and GetUser with the caller's token (its own org only). */
 const identity = {
+  isActiveAdmin: (token: string) => {
+    const self = USERS.find((u) => u.id === claimsOf(token).sub);
+    return Promise.resolve(!!self?.roles.includes('admin') && !formerAdmins.has(self.id));
+  },
   verifyPassword: (email: string, password: string) =>
     Promise.resolve(password === PASSWORD ? USERS.find((u) => u.email === email) : undefined),
   emailOf: (token: string) => Promise.resolve(USERS.find((u) => u.id === claimsOf(token).sub)?.email),
@@ -163,6 +170,21 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
   });
 
   describe('DELETE /v2/users/{id}/mfa by an admin', () => {
+    it('refuses an admin identity no longer holds for one, whatever its token says', async () => {
+      // Disabled, deleted or demoted a moment ago: its token works until the revocation arrives.
+      formerAdmins.add(ADMIN.id);
+      try {
+        expect(await refusal(unlocks.unlock(as(ADMIN).caller, as(ADMIN).token, NEIGHBOUR.id))).toMatchObject({
+          code: 'forbidden',
+        });
+        expect(await refusal(removals.remove(as(ADMIN).caller, as(ADMIN).token, VIEWER.id, '', ''))).toMatchObject({
+          code: 'forbidden',
+        });
+      } finally {
+        formerAdmins.delete(ADMIN.id);
+      }
+    });
+
     it("removes the user's factor and recovery codes: its password alone signs in again", async () => {
       const code = await enableMfa(VIEWER);
       await recoveryCodes.create(as(VIEWER).caller, as(VIEWER).token, PASSWORD);
