@@ -198,6 +198,21 @@ describe('accounts and tokens', () => {
       expect((await cors('/v2/auth/token', { method: 'OPTIONS' })).status).toBe(405);
     });
 
+    // Discovery and the keys are `Cache-Control: public`: a shared cache that stored the answer to a
+    // request without `Origin` (a server-side client) hands that copy to the browser app too (RFC 9111
+    // §4.1: only the headers `Vary` names select another), so it must be readable cross-origin as well.
+    it('lets a browser app read a cached copy of discovery and the keys, whoever fetched it first', async () => {
+      for (const path of ['/.well-known/oauth-authorization-server', '/v2/auth/jwks']) {
+        const answer = await fetch(stack.url(path), { headers: { 'x-forwarded-for': clientIp() } });
+        expect(answer.headers.get('cache-control')).toMatch(/^public/);
+        const vary = (answer.headers.get('vary') ?? '').toLowerCase().split(/\s*,\s*/);
+        expect({
+          path,
+          readable: answer.headers.get('access-control-allow-origin') === '*' || vary.includes('origin'),
+        }).toEqual({ path, readable: true });
+      }
+    });
+
     it('gives unknown user and wrong password the same answer', async () => {
       const unknown = await token({ grant_type: 'password', username: 'nobody@acme.test', password: 'whatever-1' });
       const wrong = await token({ grant_type: 'password', username: 'admin@acme.test', password: 'whatever-1' });
@@ -305,6 +320,27 @@ describe('accounts and tokens', () => {
       const fetched = await request<User>(stack.url(`/v2/users/${body.id}`), { token: adminToken });
       expect(fetched.status).toBe(200);
       expect(fetched.body).toEqual(body);
+    });
+
+    // Contract §3: "valid address syntax". An internationalised top-level domain is sent in its ASCII
+    // form (RFC 5890 §2.3.2.1: `xn--…`), a host name like any other (RFC 5321 §4.1.2): .中国, .рф.
+    it('accepts an address under an internationalised top-level domain, in its ASCII form', async () => {
+      const openapi = await request<{
+        components: { schemas: { User: { properties: { email: { pattern: string } } } } };
+      }>(stack.url('/v2/openapi.json'));
+      const documented = new RegExp(openapi.body.components.schemas.User.properties.email.pattern);
+      for (const domain of ['example.xn--fiqs8s', 'xn--80ak6aa92e.xn--p1ai']) {
+        const address = email('idn').replace('example.com', domain);
+        const created = await createUser({ email: address, display_name: 'IDN' });
+        expect({ address, status: created.status, errors: created.body.errors }).toEqual({
+          address,
+          status: 201,
+          errors: undefined,
+        });
+        expect(created.body.email).toBe(address);
+        // The OpenAPI document's User says so too.
+        expect({ address, documented: documented.test(address) }).toEqual({ address, documented: true });
+      }
     });
 
     it('works with a client-credentials token too', async () => {

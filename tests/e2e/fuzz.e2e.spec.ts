@@ -18,6 +18,8 @@ interface RawRequest {
   body?: string | Buffer;
   /** The local address to send from (a loopback address of the test's own, for a per-IP bucket of its own). */
   from?: string;
+  /** Leaves out the `Host` header every HTTP/1.1 request needs (RFC 9112 §3.2). */
+  withoutHost?: boolean;
 }
 
 /**
@@ -56,12 +58,12 @@ const loopbackAddress = () => `127.${randomInt(1, 255)}.${randomInt(256)}.${rand
  * (401, 413) then discards the rest instead of resetting the connection under an unread answer. The
  * exchange ends when the answer is complete (or the server closes).
  */
-function raw(port: number, { method, target, headers = [], body, from }: RawRequest): Promise<RawAnswer> {
+function raw(port: number, { method, target, headers = [], body, from, withoutHost }: RawRequest): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ port, host: '127.0.0.1', localAddress: from });
     const chunks: Buffer[] = [];
     const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
-    const lines = [`${method} ${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`];
+    const lines = [`${method} ${target} HTTP/1.1`, ...(withoutHost ? [] : [`Host: 127.0.0.1:${port}`])];
     for (const [name, value] of headers) lines.push(`${name}: ${value}`);
     if (payload && !headers.some(([name]) => /^(content-length|transfer-encoding)$/i.test(name))) {
       lines.push(`Content-Length: ${payload.length}`);
@@ -1262,6 +1264,11 @@ describe('fuzzing every public endpoint', () => {
       { status: 400, method: 'GET', target: '/v2/sys tem/health' },
       { status: 400, method: 'GET', target: '/v2/system/health\u0000' },
       { status: 400, method: 'G@T', target: '/v2/system/health' },
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is 400 (Node's own answer was bare: no problem, no headers).
+      { status: 400, method: 'GET', target: '/v2/system/health', withoutHost: true },
+      // A tunnel through a proxy (RFC 9110 §9.3.6): Node closed the connection unanswered.
+      { status: 400, method: 'CONNECT', target: '127.0.0.1:443' },
+      { status: 400, method: 'CONNECT', target: '/v2/users' },
       {
         status: 400,
         method: 'POST',
@@ -1291,6 +1298,34 @@ describe('fuzzing every public endpoint', () => {
         status,
       });
       if (status !== 404) expect(answer.headers.connection).toBe('close');
+    }
+  });
+
+  // RFC 9110 §10.1.1: an expectation other than 100-continue may be ignored. Node answered one itself
+  // with a bare 417 (no problem document, request id or rate-limit headers; contract §1 and §2).
+  it('answers a request with an Expect it cannot meet as any other: the route answers, with its headers', async () => {
+    const from = loopbackAddress();
+    const cases: Array<RawRequest & { status: number }> = [
+      { status: 200, method: 'GET', target: '/v2/system/health', headers: [['Expect', 'foo']] },
+      { status: 404, method: 'GET', target: '/v2/nowhere', headers: [['Expect', 'foo=bar']] },
+      {
+        status: 401,
+        method: 'POST',
+        target: '/v2/users',
+        headers: [
+          ['Expect', '200-ok'],
+          ['Content-Type', 'application/json'],
+        ],
+        body: '{}',
+      },
+    ];
+    for (const { status, ...sent } of cases) {
+      const answer = await send({ ...sent, from });
+      expect({ sent: `${sent.method} ${sent.target}`, status: answer.status }).toEqual({
+        sent: `${sent.method} ${sent.target}`,
+        status,
+      });
+      expect(answer.headers['x-request-id']).toMatch(/\S/);
     }
   });
 

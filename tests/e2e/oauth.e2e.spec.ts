@@ -245,6 +245,11 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
         headers: { 'if-none-match': etag! },
       });
       expect(again.status).toBe(304);
+      // RFC 9110 §13.1.2: `*` matches any current representation.
+      const any = await raw(gatewayUrl(1, '/.well-known/oauth-authorization-server'), {
+        headers: { 'if-none-match': '*' },
+      });
+      expect(any.status).toBe(304);
     });
   });
 

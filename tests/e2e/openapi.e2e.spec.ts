@@ -815,6 +815,13 @@ describe('the OpenAPI document against real responses', () => {
     expect(etag).toMatch(/^".+"$/);
     const again = await fetch(stack.url('/v2/openapi.json'), { headers: { 'if-none-match': etag! } });
     expect(again.status).toBe(304);
+    // RFC 9110 §13.1.2: a list of tags, compared weakly (a proxy that compresses sends `W/"…"` back), or `*`.
+    for (const condition of [`W/${etag!}`, `"other", ${etag!}`, '*']) {
+      const conditional = await fetch(stack.url('/v2/openapi.json'), { headers: { 'if-none-match': condition } });
+      expect({ condition, status: conditional.status }).toEqual({ condition, status: 304 });
+    }
+    const changed = await fetch(stack.url('/v2/openapi.json'), { headers: { 'if-none-match': '"other"' } });
+    expect(changed.status).toBe(200);
     // Not a hole in the rate limits: counted like any other path.
     expect(response.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
   });

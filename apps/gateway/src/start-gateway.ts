@@ -27,7 +27,7 @@ import { HealthReporter } from './health/health-reporter';
 import { trackArrivingRequests } from './http/arriving-requests';
 import { refuseControlCharacters } from './http/control-characters';
 import { allowBrowserApps, answerBrowserAppPreflights } from './http/cors';
-import { clientError, frameworkError, LimitPeer, LimitRequest } from './http/framework-errors';
+import { clientError, frameworkError, LimitPeer, LimitRequest, refuseConnect } from './http/framework-errors';
 import { sendProblem } from './http/problem';
 import { parseJsonBodies, refuseBodiesNotUtf8 } from './http/request-body';
 import { runRequestsInContext } from './http/request-context';
@@ -82,12 +82,23 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     // connectionsCheckingInterval (30 s unless set).
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     http: {
+      // Node's own 400 for an HTTP/1.1 request without Host is bare: refused below as a problem instead.
+      requireHostHeader: false,
       headersTimeout: config.REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.REQUEST_TIMEOUT_MS / 4))),
     },
   });
   const fastify = adapter.getInstance();
   const arriving = trackArrivingRequests(fastify.server);
+  // An `Expect` other than 100-continue may be ignored (RFC 9110 §10.1.1). Node's own answer to one is
+  // a bare 417 without a problem document, request id or rate-limit headers (contract §1, §2): handled
+  // as any request instead, its route answers.
+  fastify.server.on('checkExpectation', (request, response) => fastify.server.emit('request', request, response));
+  // A CONNECT request is answered, not dropped unanswered as Node does (framework-errors.ts).
+  fastify.server.on(
+    'connect',
+    refuseConnect(() => late.limitPeer),
+  );
   // First: every later hook, the controllers and the error filter log with the request's id.
   runRequestsInContext(fastify);
   instrumentHttp(fastify, registry);
@@ -143,6 +154,16 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       request,
       reply,
       new DomainError('service_unavailable', 'This gateway instance is shutting down; retry.', { retryAfter: 1 }),
+    );
+  });
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host is 400, closing the connection as Node does;
+  // counted and with the rate-limit headers like every refusal.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (request.raw.httpVersion !== '1.1' || request.headers.host !== undefined) return done();
+    void sendProblem(
+      request,
+      reply.header('Connection', 'close'),
+      new DomainError('invalid_request', 'An HTTP/1.1 request needs a Host header.'),
     );
   });
   // After the rate limit: a browser app's CORS preflight counts and carries the rate-limit headers.

@@ -33,6 +33,12 @@ describe('e-mail', () => {
     (email) => expect(emailProblem(email)).toBe('must be a valid e-mail address'),
   );
 
+  // RFC 5890 §2.3.2.1: an internationalised top-level domain's ASCII form (.中国, .рф), a host name like any other.
+  it.each(['a@example.xn--fiqs8s', 'a@xn--80ak6aa92e.xn--p1ai'])(
+    'accepts %p, under an internationalised TLD',
+    (email) => expect(emailProblem(email)).toBeUndefined(),
+  );
+
   it('accepts hyphens inside a label and a label of 63 characters', () => {
     expect(emailProblem('a@my-mail.example.com')).toBeUndefined();
     expect(emailProblem(`a@${'d'.repeat(63)}.com`)).toBeUndefined();

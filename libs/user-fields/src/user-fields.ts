@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * The rules of a user's fields (contract §3) that the gateway and identity both apply: the gateway
  * so that one answer names every failing field, identity because it is the owner of the data and
@@ -13,8 +11,14 @@ export const DISPLAY_NAME_MAX_LENGTH = 64;
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 128;
 
-/** The address syntax both edges accept (zod's), so they agree on what an e-mail is. */
-const EMAIL_SYNTAX = z.regexes.email;
+/**
+ * The address syntax both edges accept, so they agree on what an e-mail is (and the OpenAPI document
+ * says it): zod's (`z.regexes.email`), except that zod's top-level domain is letters only. One of an
+ * internationalised domain is a host name in its ASCII form, `xn--…` (RFC 5890 §2.3.2.1; .中国 is
+ * `xn--fiqs8s`, .рф `xn--p1ai`), and mail reaches it like any other (RFC 5321 §4.1.2).
+ */
+export const EMAIL_SYNTAX =
+  /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\-]*\.)+(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]+)$/;
 /**
  * RFC 5321 §4.1.2 (RFC 1035 §2.3.1): a domain label is 1–63 letters, digits and hyphens, and starts and
  * ends with a letter or digit. Zod's address syntax lets a label end with `-` or run past 63.

@@ -33,16 +33,19 @@ const EXPOSED_HEADERS = [
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Device-Id, X-Device-Token';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-const forBrowserApps = (request: FastifyRequest) =>
-  request.headers.origin !== undefined && BROWSER_APP_PATHS.has(request.url.split('?')[0] ?? request.url);
+const isBrowserAppPath = (request: FastifyRequest) => BROWSER_APP_PATHS.has(request.url.split('?')[0] ?? request.url);
+const forBrowserApps = (request: FastifyRequest) => request.headers.origin !== undefined && isBrowserAppPath(request);
 
 /**
- * Every answer of those paths to a cross-origin request, refusals included, allows any origin to read
- * it. Runs before the rate limit, so its 429 is readable too.
+ * Every answer of those paths, refusals included, allows any origin to read it. Whether or not the
+ * request named an `Origin`: discovery and the keys are `Cache-Control: public`, and a shared cache
+ * hands the copy a server-side client fetched to a browser app too (RFC 9111 §4.1; no `Vary: Origin`
+ * needed, as the answer is the same for every origin). Runs before the rate limit, so its 429 is
+ * readable too.
  */
 export function allowBrowserApps(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (forBrowserApps(request)) {
+    if (isBrowserAppPath(request)) {
       void reply
         .header('Access-Control-Allow-Origin', ALLOW_ORIGIN)
         .header('Access-Control-Expose-Headers', EXPOSED_HEADERS);

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 
 import { DomainError } from '@acct/problem';
 
-import { clientError, problemOfClientError } from './framework-errors';
+import { clientError, CONNECT_REFUSED, problemOfClientError } from './framework-errors';
 
 describe('requests Node refuses before Fastify sees them', () => {
   it.each([
@@ -10,6 +10,7 @@ describe('requests Node refuses before Fastify sees them', () => {
     ['ERR_HTTP_REQUEST_TIMEOUT', 408],
     ['HPE_INVALID_HEADER_TOKEN', 400],
     ['HPE_UNEXPECTED_CONTENT_LENGTH', 400],
+    [CONNECT_REFUSED, 400],
     [undefined, 400],
   ])('answers %s with %d invalid_request', (code, status) => {
     const problem = problemOfClientError(code);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 import { DomainError, PROBLEM_CONTENT_TYPE, toProblemDocument } from '@acct/problem';
@@ -124,8 +124,26 @@ const STATUS_TEXT: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
+/** The `code` a CONNECT request is refused under (see `refuseConnect`). */
+export const CONNECT_REFUSED = 'ERR_CONNECT_REFUSED';
+
+/**
+ * Node hands a CONNECT request (a tunnel through a proxy, RFC 9110 §9.3.6) to a `connect` listener
+ * with the bare socket, and without one closes the connection unanswered. The gateway is no proxy: it
+ * is refused as the parser's refusals are (`clientError`): a problem document, counted, connection closed.
+ */
+export const refuseConnect =
+  (limit: () => LimitPeer | undefined) =>
+  (_request: IncomingMessage, socket: Socket): void => {
+    // Node no longer listens on the socket it handed over: its close with the reason is no crash.
+    socket.on('error', () => undefined);
+    clientError(limit)(Object.assign(new Error('CONNECT is not supported'), { code: CONNECT_REFUSED }), socket);
+  };
+
 export function problemOfClientError(code: string | undefined): DomainError {
   switch (code ?? '') {
+    case CONNECT_REFUSED:
+      return new DomainError('invalid_request', 'CONNECT is not supported: this server is no proxy.');
     case 'HPE_HEADER_OVERFLOW':
       return new DomainError('invalid_request', 'The request headers are too large.', { status: 431 });
     case 'ERR_HTTP_REQUEST_TIMEOUT':

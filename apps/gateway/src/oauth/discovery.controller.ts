@@ -8,6 +8,7 @@ import { z } from 'zod';
 
 import { Public } from '../auth/access.decorators';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { ifNoneMatchMatches } from '../http/conditional';
 import { ApiJsonResponse, header } from '../openapi/api.decorators';
 import { apiSchemas } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
@@ -92,10 +93,7 @@ export class DiscoveryController {
   @ApiResponse({ status: 304, description: 'Not modified (`If-None-Match` matched the ETag).' })
   metadata(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     void reply.header('Cache-Control', 'public, max-age=3600').header('ETag', this.etag);
-    const match = request.headers['if-none-match'];
-    if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === this.etag)) {
-      return reply.status(304).send();
-    }
+    if (ifNoneMatchMatches(request.headers['if-none-match'], this.etag)) return reply.status(304).send();
     return reply.header('Content-Type', 'application/json; charset=utf-8').send(this.body);
   }
 }

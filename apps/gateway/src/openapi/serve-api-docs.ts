@@ -5,6 +5,8 @@ import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 
+import { ifNoneMatchMatches } from '../http/conditional';
+
 export const OPENAPI_PATH = '/v2/openapi.json';
 export const DOCS_PATH = '/docs';
 
@@ -69,7 +71,7 @@ export function serveApiDocs(app: NestFastifyApplication, document: OpenAPIObjec
   const options = { config: { rateLimitGroup: 'default' as const } };
   fastify.get(OPENAPI_PATH, options, (request, reply) => {
     void reply.header('Cache-Control', 'public, max-age=300').header('ETag', etag);
-    if (request.headers['if-none-match'] === etag) return reply.status(304).send();
+    if (ifNoneMatchMatches(request.headers['if-none-match'], etag)) return reply.status(304).send();
     return reply.type('application/json; charset=utf-8').send(body);
   });
 

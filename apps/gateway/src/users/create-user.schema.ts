@@ -2,6 +2,7 @@ import { ROLES } from '@acct/access-token';
 import {
   displayNameProblem,
   EMAIL_MAX_LENGTH,
+  EMAIL_SYNTAX,
   hasDeliverableShape,
   isLanguageTag,
   isTimeZone,
@@ -44,7 +45,7 @@ export const createUserBody = z
         .string()
         .min(1, 'must not be empty')
         .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
-        .pipe(z.email('must be a valid e-mail address'))
+        .pipe(z.email({ pattern: EMAIL_SYNTAX, error: 'must be a valid e-mail address' }))
         .refine(hasDeliverableShape, 'must be a valid e-mail address'),
     ),
     display_name: displayName,

@@ -1,5 +1,6 @@
 import { ROLES } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
+import { EMAIL_SYNTAX } from '@acct/user-fields';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 
@@ -9,7 +10,9 @@ import { apiSchemas } from '../openapi/api-schemas';
 export const userResource = z
   .object({
     id: z.string().describe('Server-assigned identifier.'),
-    email: z.email().describe('Login e-mail as given (trimmed); globally unique, compared case-insensitively.'),
+    email: z
+      .email({ pattern: EMAIL_SYNTAX })
+      .describe('Login e-mail as given (trimmed); globally unique, compared case-insensitively.'),
     phone: z
       .string()
       .regex(/^\+[1-9]\d{5,14}$/)
