@@ -10,6 +10,7 @@ import {
   perDeployment,
   port,
   preparedStatementsEnv,
+  queryTimeoutEnv,
   revocationEnv,
   tokenEnv,
 } from '@acct/config';
@@ -40,6 +41,7 @@ export const authEnv = {
   ...gatewayIdentityEnv,
   AUTH_DATABASE_URL: databaseUrl('auth'),
   ...preparedStatementsEnv,
+  ...queryTimeoutEnv,
   AUTH_GRPC_PORT: port(50052),
   AUTH_OPS_PORT: port(9082),
   /** Lifetime of access tokens (interface §2.2: 2 hours). */

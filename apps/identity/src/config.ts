@@ -5,6 +5,7 @@ import {
   loadConfig,
   port,
   preparedStatementsEnv,
+  queryTimeoutEnv,
   revocationEnv,
   tokenEnv,
 } from '@acct/config';
@@ -21,6 +22,7 @@ export const identityEnv = {
   ...revocationEnv,
   IDENTITY_DATABASE_URL: databaseUrl('identity'),
   ...preparedStatementsEnv,
+  ...queryTimeoutEnv,
   IDENTITY_GRPC_PORT: port(50051),
   IDENTITY_OPS_PORT: port(9081),
   /** argon2id cost; the defaults are the OWASP Password Storage Cheat Sheet minimum (m=19 MiB, t=2, p=1). */

@@ -7,6 +7,7 @@ import {
   objectStorageEnv,
   port,
   preparedStatementsEnv,
+  queryTimeoutEnv,
   revocationEnv,
   tokenEnv,
 } from '@acct/config';
@@ -19,6 +20,7 @@ export const platformEnv = {
   ...objectStorageEnv,
   PLATFORM_DATABASE_URL: databaseUrl('platform'),
   ...preparedStatementsEnv,
+  ...queryTimeoutEnv,
   PLATFORM_GRPC_PORT: port(50053),
   PLATFORM_OPS_PORT: port(9083),
   HEALTH_PROBE_INTERVAL_MS: millis(2000),

@@ -99,6 +99,12 @@ export const databaseUrl = (database: string) =>
  */
 export const preparedStatementsEnv = { DATABASE_PREPARED_STATEMENTS: flag(true) };
 
+/**
+ * How long a statement may wait for the database's answer: then it fails (503) and its connection is
+ * closed, so a connection the server stopped answering on (a failover, a partition) is replaced.
+ */
+export const queryTimeoutEnv = { DATABASE_QUERY_TIMEOUT_MS: millis(10_000) };
+
 /** Access tokens: who issues them and for whom; every verifier checks both. */
 export const tokenEnv = {
   /**

@@ -14,6 +14,14 @@ export interface PgAdapterOptions {
   poolSize?: number;
   /** Named prepared statements (see `statementNames`); off behind a pooler that cannot keep them. */
   preparedStatements?: boolean;
+  /** How long a statement may wait for its answer before it fails and its connection is closed. */
+  queryTimeoutMs?: number;
+}
+
+/** pg's client as the pool gives it back: whether a statement on it still waits (not in pg's types). */
+interface PooledClient {
+  _getActiveQuery(): unknown;
+  end(): Promise<void>;
 }
 
 /** The driver adapter every service's Prisma 7 client runs on (no Rust engine). */
@@ -31,6 +39,9 @@ export function pgDatabase(connectionString: string, options: PgAdapterOptions =
     connectionString,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
     max: options.poolSize ?? 10,
+    // A server that stops answering on a connection without closing it (a failover, a partition, a hung
+    // host) would hold that statement, and the connection's slot in the pool, for ever.
+    query_timeout: options.queryTimeoutMs ?? 10_000,
     // Prisma's adapter sends a Date as UTC without an offset and reads a timestamptz's offset as +00:00:
     // both hold only in a UTC session, whatever zone the server or database defaults to.
     options: '-c TimeZone=UTC',
@@ -38,6 +49,13 @@ export function pgDatabase(connectionString: string, options: PgAdapterOptions =
   // A connection that fails while idle leaves the pool, and the next statement opens another: nothing
   // to do, but without a listener the pool's 'error' event would end the process.
   pool.on('error', () => undefined);
+  // A connection given back while a statement on it still waits (it timed out: a transaction's client
+  // is given back without the error) would answer nothing more: ended (pg then destroys its socket), the
+  // pool drops it instead of handing it to the next statement.
+  pool.on('release', (_error: unknown, client: unknown) => {
+    const pooled = client as PooledClient;
+    if (pooled._getActiveQuery()) void pooled.end().catch(() => undefined);
+  });
   const names = options.preparedStatements === false ? () => '' : statementNames();
   return {
     adapter: new PrismaPg(pool, { statementNameGenerator: names, disposeExternalPool: true }),

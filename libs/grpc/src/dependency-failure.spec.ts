@@ -29,6 +29,10 @@ describe('dependency failures', () => {
     expect(isDependencyUnavailable(failure)).toBe(true);
   });
 
+  it('recognises a statement the database left unanswered past the query timeout', () => {
+    expect(isDependencyUnavailable(new Error('Query read timeout'))).toBe(true);
+  });
+
   it('recognises Prisma connection codes, also when wrapped', () => {
     expect(isDependencyUnavailable(Object.assign(new Error('x'), { code: 'P1001' }))).toBe(true);
     expect(isDependencyUnavailable(new Error('query failed', { cause: { code: 'P2024' } }))).toBe(true);

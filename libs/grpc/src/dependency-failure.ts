@@ -8,8 +8,9 @@ const UNREACHABLE_DATABASE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 
 
 /** Node and `pg` failures of a connection, whatever wraps them. */
 const UNREACHABLE_SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+/** The same in words; `Query read timeout` is a statement unanswered past DATABASE_QUERY_TIMEOUT_MS. */
 const UNREACHABLE_MESSAGE =
-  /Can't reach database server|Connection terminated|timeout exceeded when trying to connect/i;
+  /Can't reach database server|Connection terminated|timeout exceeded when trying to connect|Query read timeout/i;
 
 /**
  * Postgres' own word that the server is going away or not there yet (SQLSTATE): class 08, a connection

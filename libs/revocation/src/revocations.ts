@@ -80,6 +80,11 @@ export class Revocations {
   private failing = false;
   private natsFailing = false;
   private lastSweep = 0;
+  /**
+   * Revocations Redis could not store when they were made (their caller was told so, or logged it):
+   * the next catch-up that reaches Redis stores them, so processes started later know them too.
+   */
+  private unstored: Revocation[] = [];
   private timer?: NodeJS.Timeout;
   private stopped = false;
   /** Handlers of other caches' invalidation notices, by topic (see `onNotice`). */
@@ -96,6 +101,9 @@ export class Revocations {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: this.timeoutMs,
+      // A connection that answers nothing this long is closed and another opened: a failover or a
+      // partition leaves it open and silent, and a command's timeout alone never replaces it.
+      socketTimeout: Math.max(2000, this.timeoutMs),
       connectTimeout: this.timeoutMs,
       retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     });
@@ -169,7 +177,8 @@ export class Revocations {
   /**
    * Adds the revocations here, announces them to every process and stores them in Redis. When Redis
    * cannot store them it throws `service_unavailable` (the caller must not claim success): processes
-   * that got the notice keep them, but a process that starts later would not know them.
+   * that got the notice keep them, and this one stores them once Redis answers (unless it stops
+   * first), so that a process that starts later knows them too.
    */
   async revoke(revocations: Revocation[]): Promise<void> {
     if (revocations.length === 0) return;
@@ -178,7 +187,8 @@ export class Revocations {
     try {
       await withTimeout(this.log.append(revocations), this.timeoutMs, 'Redis did not answer');
     } catch (error) {
-      this.options.logger?.warn(`revocation not stored: ${(error as Error).message}`);
+      this.options.logger?.warn(`revocation not stored: ${(error as Error).message}; stored once Redis answers`);
+      this.unstored.push(...revocations);
       throw new DomainError('service_unavailable', 'The revocation could not be stored; retry.', { retryAfter: 1 });
     }
   }
@@ -246,9 +256,24 @@ export class Revocations {
       }
       this.failing = true;
     }
+    if (!this.failing && this.unstored.length > 0) await this.storeUnstored();
     if (this.now() - this.lastSweep > SWEEP_INTERVAL_MS) {
       this.set.sweep();
+      this.unstored = this.unstored.filter((revocation) => revocation.expiresAt > this.now());
       this.lastSweep = this.now();
+    }
+  }
+
+  /** Stores the revocations Redis could not take when they were made; those it still cannot wait. */
+  private async storeUnstored(): Promise<void> {
+    const pending = this.unstored.filter((revocation) => revocation.expiresAt > this.now());
+    this.unstored = [];
+    if (pending.length === 0) return;
+    try {
+      await withTimeout(this.log.append(pending), this.timeoutMs, 'Redis did not answer');
+      this.options.logger?.log(`revocations: stored ${pending.length} that Redis could not take before`);
+    } catch {
+      this.unstored.unshift(...pending);
     }
   }
 

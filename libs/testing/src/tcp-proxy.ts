@@ -87,6 +87,21 @@ export class TcpProxy {
     this.held.clear();
   }
 
+  /**
+   * Strands every open connection the way a failover or a network partition does: no byte moves on it
+   * ever again and no reset comes (the peer is gone, not refusing), while new connections go through
+   * to the server as before.
+   */
+  strand(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+    this.pairs.clear();
+  }
+
   /** Cuts every open connection and refuses new ones. */
   cut(): Promise<void> {
     const server = this.server;

@@ -13,9 +13,13 @@ import { PrismaClient } from '../generated/prisma/client';
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
   readonly direct: DirectStatements;
 
-  constructor(@Inject(AUTH_CONFIG) config: Pick<AuthConfig, 'AUTH_DATABASE_URL' | 'DATABASE_PREPARED_STATEMENTS'>) {
+  constructor(
+    @Inject(AUTH_CONFIG)
+    config: Pick<AuthConfig, 'AUTH_DATABASE_URL' | 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_QUERY_TIMEOUT_MS'>,
+  ) {
     const database = pgDatabase(config.AUTH_DATABASE_URL, {
       preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     });
     super({ adapter: database.adapter });
     this.direct = database.direct;

@@ -136,11 +136,12 @@ export class RefreshTokenService {
         this.logger.warn(
           `refresh token reused after its grace window; revoked ${revoked} tokens of family ${familyId}`,
         );
-        // The refresh tokens are revoked above whatever happens here; the answer stays invalid_grant.
+        // The refresh tokens are revoked above whatever happens here; the answer stays invalid_grant. What
+        // Redis cannot take now, Revocations stores once it answers.
         await this.revocations
           .revokeSessions([familyId])
           .catch((error: Error) =>
-            this.logger.warn(`access tokens of family ${familyId} not revoked: ${error.message}`),
+            this.logger.warn(`access tokens of family ${familyId} not stored yet: ${error.message}`),
           );
         throw OAuthErrors.badRefreshToken();
       }
@@ -170,6 +171,17 @@ export class RefreshTokenService {
     const revoked = await this.revokeInDatabase(familyId);
     await this.revocations.revokeSessions([familyId]);
     return revoked;
+  }
+
+  /**
+   * Ends a session its user or an admin asked to end: as revokeFamily, but the access tokens'
+   * revocation is stored first (the entry names the session, so it ends those a rotation issues
+   * meanwhile too). When it cannot be, the `503` leaves the session live, and the retry it asks for
+   * finds it: revoked first, the retry answered 404 and the revocation never reached Redis.
+   */
+  async endSession(familyId: string): Promise<number> {
+    await this.revocations.revokeSessions([familyId]);
+    return this.revokeInDatabase(familyId);
   }
 
   /**

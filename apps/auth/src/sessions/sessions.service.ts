@@ -42,7 +42,7 @@ export class SessionsService {
     const sessionId = named.toLowerCase();
     const sessions = await this.refreshTokens.sessionsOf(caller.orgId, user);
     if (!sessions.some((session) => session.id === sessionId)) throw notFound('session');
-    await this.refreshTokens.revokeFamily(sessionId);
+    await this.refreshTokens.endSession(sessionId);
     await this.audit.record({
       orgId: caller.orgId,
       actorId: caller.subject,

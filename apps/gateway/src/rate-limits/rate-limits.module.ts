@@ -31,6 +31,9 @@ export const GATEWAY_REDIS = Symbol('GATEWAY_REDIS');
           enableAutoPipelining: false,
           maxRetriesPerRequest: 0,
           commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+          // A connection that answers nothing this long is closed and another opened: a failover or a
+          // partition leaves it open and silent, and a command's timeout alone never replaces it.
+          socketTimeout: Math.max(2000, config.RATE_LIMIT_REDIS_TIMEOUT_MS),
           connectTimeout: 1000,
           retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
         });

@@ -13,10 +13,15 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   readonly direct: DirectStatements;
 
   constructor(
-    @Inject(IDENTITY_CONFIG) config: Pick<IdentityConfig, 'IDENTITY_DATABASE_URL' | 'DATABASE_PREPARED_STATEMENTS'>,
+    @Inject(IDENTITY_CONFIG)
+    config: Pick<
+      IdentityConfig,
+      'IDENTITY_DATABASE_URL' | 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_QUERY_TIMEOUT_MS'
+    >,
   ) {
     const database = pgDatabase(config.IDENTITY_DATABASE_URL, {
       preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     });
     super({ adapter: database.adapter });
     this.direct = database.direct;

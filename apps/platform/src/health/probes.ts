@@ -48,6 +48,9 @@ export class CacheProbe implements Probe, OnModuleDestroy {
       maxRetriesPerRequest: 0,
       connectTimeout: timeoutMs,
       commandTimeout: timeoutMs,
+      // A connection that answers nothing this long is closed and another opened: a failover or a
+      // partition leaves it open and silent, and a command's timeout alone never replaces it.
+      socketTimeout: Math.max(2000, timeoutMs),
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
     this.redis.on('error', () => undefined); // reported through the probe, not as an unhandled event

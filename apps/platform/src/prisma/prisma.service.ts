@@ -17,6 +17,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     const database = pgDatabase(config.PLATFORM_DATABASE_URL, {
       connectTimeoutMs: config.HEALTH_PROBE_TIMEOUT_MS,
       preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     });
     super({ adapter: database.adapter });
     this.direct = database.direct;

@@ -21,6 +21,9 @@ export class ApiUsageReader implements OnModuleDestroy {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: 200,
+      // A connection that answers nothing this long is closed and another opened: a failover or a
+      // partition leaves it open and silent, and a command's timeout alone never replaces it.
+      socketTimeout: 2000,
     });
     this.redis.on('error', () => undefined);
   }
