@@ -177,7 +177,8 @@ export class RefreshTokenService {
    * Ends a session its user or an admin asked to end: as revokeFamily, but the access tokens'
    * revocation is stored first (the entry names the session, so it ends those a rotation issues
    * meanwhile too). When it cannot be, the `503` leaves the session live, and the retry it asks for
-   * finds it: revoked first, the retry answered 404 and the revocation never reached Redis.
+   * finds it: revoked first, the retry answered 404 and the revocation never reached Redis. Answers how
+   * many refresh tokens were revoked (none: another request ended the session since it was listed).
    */
   async endSession(familyId: string): Promise<number> {
     await this.revocations.revokeSessions([familyId]);

@@ -1,7 +1,10 @@
 import { AccessTokenVerifier, Caller } from '@acct/access-token';
 import { ACCESS_TOKEN_VERIFIER } from '@acct/grpc';
+import { DomainError } from '@acct/problem';
+import { Revocations } from '@acct/revocation';
 import { decodeJwt } from 'jose';
 
+import { AdminAuditRepository } from '../audit/admin-audit.repository';
 import { ClientService } from '../clients/client.service';
 import { VerifiedUser } from '../identity/identity.client';
 import { AuthHarness } from '../test-support/auth-harness';
@@ -198,6 +201,44 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
     await sessions.revoke(self.caller, self.token, 'me', sidOf(own).toUpperCase());
     expect(await accepted(own.accessToken)).toBe(false);
     expect((await sessions.list(self.caller, self.token, 'me')).map((s) => s.id)).not.toContain(sidOf(own));
+  });
+
+  // Two requests ending one session at once (a double click): it ends once, so it is audited once,
+  // and the one that came second is told the session is no longer there, as it would be a moment later.
+  it('ends a session asked to end twice at once once, and audits it once', async () => {
+    const admin = await as(ADMIN);
+    const ended = await login(VIEWER);
+    const outcomes = await Promise.allSettled([
+      sessions.revoke(admin.caller, admin.token, VIEWER.id, sidOf(ended)),
+      sessions.revoke(admin.caller, admin.token, VIEWER.id, sidOf(ended)),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const entries = await harness.get(AdminAuditRepository).listForOrg(ORG, undefined, 100);
+    expect(entries.filter((entry) => entry.targetId === sidOf(ended))).toHaveLength(1);
+    expect(await accepted(ended.accessToken)).toBe(false);
+  });
+
+  // Revoking answers 503 "retry" while Redis cannot store the access tokens' revocation (a verifier
+  // that starts later would not know it): the retry must find the session and store it then.
+  it('ends a session on the retry of an end that Redis could not store', async () => {
+    const admin = await as(ADMIN);
+    const ended = await login(VIEWER);
+    const revocations = harness.get(Revocations);
+    const store = jest
+      .spyOn(revocations, 'revoke')
+      .mockRejectedValueOnce(new DomainError('service_unavailable', 'The revocation could not be stored; retry.'));
+    try {
+      expect((await refusal(sessions.revoke(admin.caller, admin.token, VIEWER.id, sidOf(ended)))).code).toBe(
+        'service_unavailable',
+      );
+      await sessions.revoke(admin.caller, admin.token, VIEWER.id, sidOf(ended));
+      expect(store.mock.calls.at(-1)?.[0]).toEqual([expect.objectContaining({ kind: 'session', sid: sidOf(ended) })]);
+    } finally {
+      store.mockRestore();
+    }
+    expect(await accepted(ended.accessToken)).toBe(false);
+    const entries = await harness.get(AdminAuditRepository).listForOrg(ORG, undefined, 100);
+    expect(entries.filter((entry) => entry.targetId === sidOf(ended))).toHaveLength(1);
   });
 
   it('lets a user end its own session via me', async () => {

@@ -42,7 +42,9 @@ export class SessionsService {
     const sessionId = named.toLowerCase();
     const sessions = await this.refreshTokens.sessionsOf(caller.orgId, user);
     if (!sessions.some((session) => session.id === sessionId)) throw notFound('session');
-    await this.refreshTokens.endSession(sessionId);
+    // Ended since it was listed (a second request for the same session, its token revoked or reused):
+    // as a moment later, it is no longer there, and its end was audited by whoever ended it.
+    if ((await this.refreshTokens.endSession(sessionId)) === 0) throw notFound('session');
     await this.audit.record({
       orgId: caller.orgId,
       actorId: caller.subject,

@@ -62,7 +62,10 @@ export class UpdateUserService {
         if (!valid.roles.includes('admin')) await this.changes.keepAnotherAdmin(db, user, 'take admin from');
       }
       const now = this.clock.date();
-      const updated = await this.users.update(db, user, valid, now);
+      // The same roles in another order change nothing (no event, no audit entry): nor does the User
+      // a client sees, or its ETag (an admin holding it would be refused a change for nothing).
+      const ordered = valid.roles && sameRoles(valid.roles, user.roles) ? user.roles : valid.roles;
+      const updated = await this.users.update(db, user, { ...valid, roles: ordered }, now);
       const changed = changedFields(user, updated);
       if (changed.length > 0) {
         const roles = changed.includes('roles') ? { roles_before: user.roles, roles_after: updated.roles } : {};

@@ -295,7 +295,10 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
 
     it('writes identity.user.updated with the changed fields, the roles before and after and the actor, and no event when nothing changed', async () => {
       const user = await create(acme, { displayName: 'Before' });
-      await updates.update(acme.admin, user.id, [], { displayName: 'After', roles: ['viewer', 'member'] });
+      const changed = await updates.update(acme.admin, user.id, [], {
+        displayName: 'After',
+        roles: ['viewer', 'member'],
+      });
       const [event, ...more] = await eventsOf('identity.user.updated', user.id);
       expect(more).toEqual([]);
       const parsed = userUpdated.parse(event?.payload);
@@ -307,8 +310,16 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
         roles_before: ['member'],
         roles_after: ['viewer', 'member'],
       });
-      await updates.update(acme.admin, user.id, [], { displayName: 'After', roles: ['member', 'viewer'] });
+      const reordered = await updates.update(acme.admin, user.id, [], {
+        displayName: 'After',
+        roles: ['member', 'viewer'],
+      });
       expect(await eventsOf('identity.user.updated', user.id)).toHaveLength(1);
+      // Nothing changed, so nothing a client sees did: neither the roles as listed nor the ETag (an
+      // admin holding it would be refused 412 for a change that was never made, and never audited).
+      expect(reordered.roles).toEqual(['viewer', 'member']);
+      expect(reordered.etag).toBe(changed.etag);
+      expect((await reads.get(acme.admin, user.id)).etag).toBe(changed.etag);
     });
 
     it('changes the ETag with every change, also of fields the User does not show, and keeps it while nothing changes', async () => {
