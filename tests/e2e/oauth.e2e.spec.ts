@@ -454,6 +454,45 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
         error: 'unauthorized_client',
       });
     });
+
+    // Contract §6: a client asking for a grant it is not registered for. A public client names itself
+    // by its id alone (`none`), and can never be registered for client_credentials.
+    it('refuses client_credentials to a public client, by id or by Basic without secret: 400 unauthorized_client', async () => {
+      for (const init of [
+        { body: { grant_type: 'client_credentials', client_id: spa.client_id } },
+        {
+          body: { grant_type: 'client_credentials' },
+          headers: { authorization: `Basic ${Buffer.from(`${spa.client_id}:`).toString('base64')}` },
+        },
+      ]) {
+        const refused = await call(0, '/v2/auth/token', init);
+        expect([refused.status, refused.body]).toEqual([
+          400,
+          expect.objectContaining({ code: 'unauthorized_client', error: 'unauthorized_client' }),
+        ]);
+      }
+    });
+  });
+
+  describe('revocation and introspection (RFC 7009, RFC 7662)', () => {
+    // What a resource server is handed and passes on: a token of another issuer, or garbage, of any length.
+    const foreign = `${Buffer.from('{"alg":"RS256","typ":"JWT"}').toString('base64url')}.${'e'.repeat(1500)}.${'s'.repeat(342)}`;
+
+    it('revokes a token it did not issue, of any length, with 200, once the client is authenticated', async () => {
+      const revoked = await call(0, '/v2/auth/revoke', { body: { token: foreign, client_id: spa.client_id } });
+      expect(revoked.status).toBe(200);
+      const anonymous = await call(0, '/v2/auth/revoke', { body: { token: foreign } });
+      expect([anonymous.status, anonymous.body]).toEqual([401, expect.objectContaining({ error: 'invalid_client' })]);
+    });
+
+    it('introspects a token it did not issue, of any length, as exactly {"active": false}', async () => {
+      const basic = `Basic ${Buffer.from(`${server.client_id}:${server.client_secret}`).toString('base64')}`;
+      const introspected = await call(1, '/v2/auth/introspect', {
+        body: new URLSearchParams({ token: foreign, token_type_hint: 'access_token' }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+      });
+      expect([introspected.status, introspected.body]).toEqual([200, { active: false }]);
+    });
   });
 
   describe('attacks', () => {

@@ -11,6 +11,12 @@ import { clientRequestParameters, oauthError } from '../tokens/token-request';
 import { Introspection, introspection, introspectionRequest, revocationRequest } from './token-revocation.schemas';
 
 const FIELDS = ['token', 'token_type_hint'] as const;
+/**
+ * A token of any length: one this server did not issue (another issuer's, garbage) is revoked with 200
+ * (RFC 7009 §2.2) and introspected as `{"active": false}` (RFC 7662 §2.2), not refused for its length.
+ * Auth quotes no token in its errors, so none can swell its gRPC metadata.
+ */
+const UNBOUNDED = new Set(['token'] as const);
 
 /** What revocation and introspection answer besides their result: the same client request, refused. */
 const CLIENT_REQUEST_PROBLEMS = [
@@ -25,7 +31,7 @@ const CLIENT_REQUEST_PROBLEMS = [
 
 /** The request's token and client, as auth's RevokeToken and IntrospectToken take them. */
 function tokenRequest(request: FastifyRequest) {
-  const parameters = clientRequestParameters(request, FIELDS);
+  const parameters = clientRequestParameters(request, FIELDS, UNBOUNDED);
   if (!parameters.token) throw oauthError('invalid_request', 'The token parameter is required.');
   return {
     token: parameters.token,

@@ -46,14 +46,18 @@ export function tokenParameters(request: FastifyRequest): TokenParameters {
   return parameters;
 }
 
+const NONE_UNBOUNDED: ReadonlySet<never> = new Set();
+
 /**
  * The parameters of a client's request to the token, revocation or introspection endpoint from a
  * JSON or form body, and client credentials from HTTP Basic (RFC 6749 §2.3.1). Unknown parameters
- * are ignored, as RFC 6749 §3.2 asks; a known one sent twice or not as a string is refused.
+ * are ignored, as RFC 6749 §3.2 asks; a known one sent twice or not as a string is refused, and so is
+ * one longer than MAX_PARAMETER_LENGTH, but those in `unbounded` (bounded by the body's limit only).
  */
 export function clientRequestParameters<Field extends string>(
   request: FastifyRequest,
   fields: readonly Field[],
+  unbounded: ReadonlySet<Field> = NONE_UNBOUNDED,
 ): Record<Field | 'client_id' | 'client_secret', string> {
   type Parameters = Record<Field | 'client_id' | 'client_secret', string>;
   const mediaType = mediaTypeOf(request);
@@ -68,7 +72,7 @@ export function clientRequestParameters<Field extends string>(
     if (value !== undefined && typeof value !== 'string') {
       throw oauthError('invalid_request', `${field} must be given once, as a string.`);
     }
-    if (typeof value === 'string' && value.length > MAX_PARAMETER_LENGTH) {
+    if (typeof value === 'string' && value.length > MAX_PARAMETER_LENGTH && !unbounded.has(field as Field)) {
       throw oauthError('invalid_request', `${field} must be at most ${MAX_PARAMETER_LENGTH} characters.`);
     }
     parameters[field] = value ?? '';

@@ -28,13 +28,14 @@ export class ClientCredentialsGrant implements Grant {
 
   async issue(request: TokenRequest): Promise<Issued> {
     const clientId = required(request, 'clientId', 'client_id');
-    const clientSecret = required(request, 'clientSecret', 'client_secret');
     if (this.gateway.isGatewayClient(clientId)) {
-      if (!this.gateway.isGatewaySecret(clientSecret)) throw OAuthErrors.invalidClient();
+      if (!this.gateway.isGatewaySecret(required(request, 'clientSecret', 'client_secret'))) {
+        throw OAuthErrors.invalidClient();
+      }
       return issued(await this.accessTokens.issue(GATEWAY_SUBJECT, this.config.SERVICE_TOKEN_TTL_SECONDS));
     }
     try {
-      return await this.issueToClient(request, clientId, clientSecret);
+      return await this.issueToClient(request, clientId);
     } catch (refusal) {
       // A refusal of a known client (wrong secret, grant or scope) is its org's: the login audit shows
       // it to the org's admins (README Decisions, "Login audit").
@@ -44,8 +45,13 @@ export class ClientCredentialsGrant implements Grant {
     }
   }
 
-  private async issueToClient(request: TokenRequest, clientId: string, clientSecret: string): Promise<Issued> {
-    const client = await this.clients.authenticate(clientId, clientSecret);
+  private async issueToClient(request: TokenRequest, clientId: string): Promise<Issued> {
+    // A public client names itself by its id alone (RFC 6749 §2.3, `none`) and is never registered for
+    // this grant (§4.4): contract §6's unauthorized_client, not a secret it cannot have "required".
+    if (!request.clientSecret && (await this.clients.find(clientId))?.type === 'public') {
+      throw OAuthErrors.unauthorizedClient(CLIENT_CREDENTIALS);
+    }
+    const client = await this.clients.authenticate(clientId, required(request, 'clientSecret', 'client_secret'));
     if (!client) throw OAuthErrors.invalidClient();
     if (!client.grantTypes.includes(CLIENT_CREDENTIALS)) throw OAuthErrors.unauthorizedClient(CLIENT_CREDENTIALS);
 
