@@ -108,19 +108,24 @@ export class LoginThrottleRepository {
   }
 
   /**
-   * Deletes the pairs and budgets an attempt at `now` would start anew (their window is over and no
-   * lock holds: as TAKE_PAIR_SLOT and ADMIT judge them, so a row gone counts as the row would have);
-   * answers how many. Without it every username and IP ever tried kept its rows.
+   * Deletes up to `batch` pairs and up to `batch` budgets that an attempt at `now` would start anew
+   * (their window is over and no lock holds: as TAKE_PAIR_SLOT and ADMIT judge them, so a row gone
+   * counts as the row would have); answers how many. Without it every username and IP ever tried kept
+   * its rows.
    */
-  async pruneThrottles(now: Date, rules: LoginRules): Promise<number> {
+  async pruneThrottles(now: Date, rules: LoginRules, batch: number): Promise<number> {
     const pairs = await this.prisma.$executeRaw`
-      DELETE FROM login_throttles
-      WHERE NOT (locked_until IS NOT NULL AND locked_until > ${now})
-        AND (locked_until IS NOT NULL
-          OR window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.pair.windowSeconds}::float8))`;
+      DELETE FROM login_throttles WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM login_throttles
+        WHERE NOT (locked_until IS NOT NULL AND locked_until > ${now})
+          AND (locked_until IS NOT NULL
+            OR window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.pair.windowSeconds}::float8))
+        LIMIT ${batch}))`;
     const budgets = await this.prisma.$executeRaw`
-      DELETE FROM login_account_throttles
-      WHERE window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.account.windowSeconds}::float8)`;
+      DELETE FROM login_account_throttles WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM login_account_throttles
+        WHERE window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.account.windowSeconds}::float8)
+        LIMIT ${batch}))`;
     return pairs + budgets;
   }
 

@@ -2,7 +2,7 @@ import { PrismaService } from '../prisma/prisma.service';
 import { useAuthOnTestDatabase } from '../test-support/auth-on-test-database';
 import { outcomeOf, passwordLogin } from '../test-support/login-requests';
 import { MAX_FAILURES } from './lockout.policy';
-import { ThrottlePruner } from './throttle-pruner';
+import { THROTTLE_PRUNE_BATCH, ThrottlePruner } from './throttle-pruner';
 
 const MINUTE_MS = 60 * 1000;
 
@@ -33,6 +33,20 @@ describe('login throttle retention (real Postgres, injected clock)', () => {
 
     auth.harness.clock.advance(60 * MINUTE_MS);
     expect(await auth.harness.get(ThrottlePruner).prune()).toBe(52);
+    expect(await rows()).toEqual({ pairs: 0, budgets: 0 });
+  });
+
+  it('goes on batch after batch until every row past its window is gone', async () => {
+    const prisma = auth.harness.get(PrismaService);
+    const past = new Date(auth.harness.clock.now() - 2 * 60 * MINUTE_MS);
+    const many = Math.floor(2.5 * THROTTLE_PRUNE_BATCH);
+    await prisma.$executeRaw`
+      INSERT INTO login_throttles (username, client_ip, attempts, window_started_at, locked_until)
+      SELECT 'sprayed' || n || '@example.test', '203.0.113.1', 1, ${past}, NULL FROM generate_series(1, ${many}) AS n`;
+    await prisma.$executeRaw`
+      INSERT INTO login_account_throttles (username, failures, window_started_at, refused)
+      SELECT 'sprayed' || n || '@example.test', 1, ${past}, 0 FROM generate_series(1, ${many}) AS n`;
+    expect(await auth.harness.get(ThrottlePruner).prune()).toBe(2 * many);
     expect(await rows()).toEqual({ pairs: 0, budgets: 0 });
   });
 });
