@@ -4,6 +4,7 @@ import { Injectable } from '@nestjs/common';
 
 import { Prisma } from '../generated/prisma/client';
 import { Db } from '../prisma/transactions';
+import { UserRecord } from './user';
 import { UsersRepository } from './users.repository';
 
 /**
@@ -36,10 +37,7 @@ export class CallerRoles {
   async ofActive(caller: Caller, db: Prisma.TransactionClient): Promise<readonly string[]> {
     if (caller.kind === 'client') return caller.roles;
     const self = await this.users.findInOrgForKeyShare(db, caller.orgId, caller.subject);
-    if (self?.status !== 'active') {
-      throw new DomainError('forbidden', 'Only active users of the organization may create its users.');
-    }
-    return self.roles;
+    return rolesIfActive(self, undefined, 'Only active users of the organization may create its users.');
   }
 
   /**
@@ -52,9 +50,14 @@ export class CallerRoles {
   async ofActiveAdmin(caller: Caller, db: Db): Promise<readonly string[]> {
     if (caller.kind === 'client') return caller.roles;
     const self = await this.users.findInOrg(caller.orgId, caller.subject, db);
-    if (self?.status !== 'active' || !self.roles.includes('admin')) {
-      throw new DomainError('forbidden', "Only the organization's active admins may administer its users.");
-    }
-    return self.roles;
+    return rolesIfActive(self, 'admin', "Only the organization's active admins may administer its users.");
   }
+}
+
+/** The roles of a user caller's own row, when it is still active (and holds `role`); else `forbidden`. */
+function rolesIfActive(self: UserRecord | null, role: string | undefined, detail: string): readonly string[] {
+  if (self?.status !== 'active' || (role !== undefined && !self.roles.includes(role))) {
+    throw new DomainError('forbidden', detail);
+  }
+  return self.roles;
 }
