@@ -185,7 +185,7 @@ export class Revocations {
     this.set.addAll(revocations);
     this.nats?.publish(this.subject, JSON.stringify(revocations));
     try {
-      await withTimeout(this.log.append(revocations), this.timeoutMs, 'Redis did not answer');
+      await this.store(revocations);
     } catch (error) {
       this.options.logger?.warn(`revocation not stored: ${(error as Error).message}; stored once Redis answers`);
       this.unstored.push(...revocations);
@@ -264,13 +264,18 @@ export class Revocations {
     }
   }
 
+  /** Appends revocations to Redis's log, within the timeout. */
+  private store(revocations: Revocation[]): Promise<unknown> {
+    return withTimeout(this.log.append(revocations), this.timeoutMs, 'Redis did not answer');
+  }
+
   /** Stores the revocations Redis could not take when they were made; those it still cannot wait. */
   private async storeUnstored(): Promise<void> {
     const pending = this.unstored.filter((revocation) => revocation.expiresAt > this.now());
     this.unstored = [];
     if (pending.length === 0) return;
     try {
-      await withTimeout(this.log.append(pending), this.timeoutMs, 'Redis did not answer');
+      await this.store(pending);
       this.options.logger?.log(`revocations: stored ${pending.length} that Redis could not take before`);
     } catch {
       this.unstored.unshift(...pending);
