@@ -231,6 +231,16 @@ export class RefreshTokenService {
     return this.usable(token, now, undefined) && !usedUp;
   }
 
+  /**
+   * Until when a stored token can be exchanged (ms), unless revoked first: its expiry, or the end of
+   * its grace window once it was used (RFC 7662 `exp`: a used token stops working then, not in 30 days).
+   */
+  usableUntil(token: StoredRefreshToken): number {
+    const expiresAt = token.expiresAt.getTime();
+    if (token.firstUsedAt === null) return expiresAt;
+    return Math.min(expiresAt, token.firstUsedAt.getTime() + this.config.REFRESH_GRACE_SECONDS * 1000);
+  }
+
   /** The exclusive lock waits for rotations in flight, so the tokens they create are revoked too. */
   private revokeInDatabase(familyId: string): Promise<number> {
     return this.tokens.inFamily(familyId, 'exclusive', (family) => family.revokeAll(new Date(this.clock.now())));

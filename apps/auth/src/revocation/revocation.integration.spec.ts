@@ -293,6 +293,44 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     });
   });
 
+  it('answers every member contract §6 lists for an active refresh token, jti included', async () => {
+    const session = await login(USERS[0].email);
+    const [row] = await database.query<{ id: string; created_at: Date; expires_at: Date }>(
+      'SELECT id, created_at, expires_at FROM refresh_tokens WHERE token_hash = $1',
+      [hashRefreshToken(session.refreshToken)],
+    );
+    expect(await introspect(session.refreshToken, introspector)).toEqual({
+      active: true,
+      scope: session.scope,
+      clientId: 'account-platform-web',
+      sub: USERS[0].id,
+      exp: Math.floor(row.expires_at.getTime() / 1000),
+      iat: Math.floor(row.created_at.getTime() / 1000),
+      iss: harness.config.TOKEN_ISSUER,
+      aud: harness.config.TOKEN_AUDIENCE,
+      jti: row.id,
+      tokenType: 'refresh_token',
+      orgId: ORG,
+    });
+  });
+
+  it('gives a used refresh token the end of its grace window as exp, and says inactive after it', async () => {
+    const session = await login(USERS[0].email);
+    const stored = await introspect(session.refreshToken);
+    expect(stored).toMatchObject({ active: true, exp: stored.iat + 30 * 24 * 3600 });
+    // Its first use leaves it working for the grace window only (contract §4), not for its 30 days.
+    await tokens.issue(passwordLogin({ grantType: 'refresh_token', refreshToken: session.refreshToken }));
+    const [{ first_used_at }] = await database.query<{ first_used_at: Date }>(
+      'SELECT first_used_at FROM refresh_tokens WHERE token_hash = $1',
+      [hashRefreshToken(session.refreshToken)],
+    );
+    const usedAt = first_used_at.getTime();
+    const graceEnd = Math.floor((usedAt + harness.config.REFRESH_GRACE_SECONDS * 1000) / 1000);
+    expect(await introspect(session.refreshToken)).toMatchObject({ active: true, exp: graceEnd });
+    harness.clock.advance(harness.config.REFRESH_GRACE_SECONDS * 1000 + 1);
+    expect((await introspect(session.refreshToken)).active).toBe(false);
+  });
+
   it('says a refresh token is inactive once its client is deleted (the refresh grant refuses it from then on)', async () => {
     const clients = harness.get(ClientService);
     const app = await clients.create({

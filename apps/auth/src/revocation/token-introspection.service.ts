@@ -97,11 +97,12 @@ export class TokenIntrospectionService {
       scope: stored.scopes.join(' '),
       clientId: stored.clientId,
       sub: stored.userId,
-      exp: Math.floor(stored.expiresAt.getTime() / 1000),
+      exp: Math.floor(this.refreshTokens.usableUntil(stored) / 1000),
       iat: Math.floor(stored.createdAt.getTime() / 1000),
       iss: this.config.TOKEN_ISSUER,
       aud: this.config.TOKEN_AUDIENCE,
-      jti: '',
+      // Contract §6 lists jti among an active token's members: a refresh token's own id (not its family's).
+      jti: stored.id,
       tokenType: 'refresh_token',
       orgId: stored.orgId,
     };

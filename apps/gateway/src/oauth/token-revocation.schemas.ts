@@ -46,7 +46,7 @@ export const introspection = z
     iat: z.int().optional().describe('Seconds since the epoch.'),
     iss: z.string().optional(),
     aud: z.string().optional(),
-    jti: z.string().optional().describe('Access tokens only.'),
+    jti: z.string().optional().describe('The token’s id (a refresh token’s own, not its session’s).'),
     token_type: z.enum(['Bearer', 'refresh_token']).optional(),
     org_id: z.string().optional(),
   })

@@ -257,7 +257,7 @@ export interface IntrospectTokenResponse {
   iat: number;
   iss: string;
   aud: string;
-  /** Access tokens only. */
+  /** The token's id (a refresh token's own, not its family's). */
   jti: string;
   /** Bearer (an access token) or refresh_token. */
   tokenType: string;
