@@ -1,4 +1,4 @@
-import { Caller } from '@acct/access-token';
+import { Caller, scopesOfRoles } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
@@ -29,15 +29,20 @@ export class CallerRoles {
   }
 
   /**
-   * What `of` says, of a caller that must still be active, read inside the creating transaction with
-   * the caller's row held (`FOR KEY SHARE`): a user disabled or deleted before this creation is refused
-   * whatever its token still says (its revocation reaches the token's verifiers up to a second later),
-   * and one disabled, deleted or demoted while it runs waits for it to commit.
+   * What `of` says, of a caller that must still be active and whose roles must still carry `scope`,
+   * read inside the creating transaction with the caller's row held (`FOR KEY SHARE`): a user
+   * disabled, deleted or demoted (to a role without `scope`) before this creation is refused whatever
+   * its token still says (its revocation reaches the token's verifiers up to a second later, and while
+   * NATS is down not until it is back), and one changed so while it runs waits for it to commit.
    */
-  async ofActive(caller: Caller, db: Prisma.TransactionClient): Promise<readonly string[]> {
+  async ofActive(caller: Caller, db: Prisma.TransactionClient, scope: string): Promise<readonly string[]> {
     if (caller.kind === 'client') return caller.roles;
     const self = await this.users.findInOrgForKeyShare(db, caller.orgId, caller.subject);
-    return rolesIfActive(self, undefined, 'Only active users of the organization may create its users.');
+    const roles = rolesIfActive(self, undefined, 'Only active users of the organization may create its users.');
+    if (!scopesOfRoles(roles).includes(scope)) {
+      throw new DomainError('forbidden', `Your roles no longer allow ${scope}.`);
+    }
+    return roles;
   }
 
   /**
@@ -45,9 +50,10 @@ export class CallerRoles {
    * under the org's lock (`UserAdminChanges`): a user's token may predate a change judged just before
    * this one (it was disabled, deleted or lost `admin` while its request waited for the lock), and the
    * token's revocation reaches this check too late. A client acts with its configured roles. One
-   * look-up of the caller answers both questions.
+   * look-up of the caller answers both questions. Without `db` (a read: ListUsers) it reads the
+   * caller's row as committed now.
    */
-  async ofActiveAdmin(caller: Caller, db: Db): Promise<readonly string[]> {
+  async ofActiveAdmin(caller: Caller, db?: Db): Promise<readonly string[]> {
     if (caller.kind === 'client') return caller.roles;
     const self = await this.users.findInOrg(caller.orgId, caller.subject, db);
     return rolesIfActive(self, 'admin', "Only the organization's active admins may administer its users.");

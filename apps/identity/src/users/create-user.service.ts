@@ -143,8 +143,8 @@ export class CreateUserService {
     ]);
     return this.transactions.run(async (db) => {
       // Judged again as the caller is now, its row held until the user is committed: a caller disabled,
-      // deleted or demoted since its token was issued, or while this request ran, grants nothing.
-      if (!mayGrant(await this.callerRoles.ofActive(caller, db), user.roles)) throw cannotGrant();
+      // deleted or demoted since its token was issued, or while this request ran, creates nothing.
+      if (!mayGrant(await this.callerRoles.ofActive(caller, db, USERS_WRITE_SCOPE), user.roles)) throw cannotGrant();
       await this.quota.enforce(db, org.id, usersLimit);
       const now = this.clock.date();
       const created = await this.users.create(

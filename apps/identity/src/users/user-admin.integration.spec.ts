@@ -556,6 +556,36 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect(await reads.get(org.admin, target.id)).toEqual(target);
     });
 
+    it('lists nothing to an admin that an earlier change disabled, deleted or demoted, whatever its token says', async () => {
+      const org = await identity.seedOrg('stale-listers');
+      const admins: string[] = [];
+      for (const name of ['disabled', 'deleted', 'demoted']) {
+        const { user } = await creator.create(org.admin, {
+          email: `${name}@stale-listers.example.com`,
+          displayName: name,
+          roles: ['admin'],
+          requestFingerprint: '',
+        });
+        await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
+        admins.push(user.id);
+      }
+      const [disabled = '', deleted = '', demoted = ''] = admins;
+      await statuses.disable(org.admin, disabled, []);
+      await deletes.delete(org.admin, deleted, []);
+      await updates.update(org.admin, demoted, [], { roles: ['member'] });
+
+      const codes = [];
+      for (const stale of [disabled, deleted, demoted].map((id) => userCaller(id, org.orgId, 'admin'))) {
+        codes.push(
+          await list(stale).then(
+            () => 'listed',
+            (error: { code?: string }) => error.code,
+          ),
+        );
+      }
+      expect(codes).toEqual(['forbidden', 'forbidden', 'forbidden']);
+    });
+
     // A creation grants roles too: an admin disabled while its token still works must not make itself
     // a new admin account, and one disabled while its creation runs waits for it (its row is locked).
     it('refuses a creation by an admin that an earlier change disabled, whatever its token says', async () => {
@@ -579,6 +609,31 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       );
       expect(error.code).toBe('forbidden');
       expect(await prisma.user.count({ where: { emailNormalized: 'backdoor@stale-creator.example.com' } })).toBe(0);
+    });
+
+    // Only admins hold users:write: an admin demoted while its token still works (up to a second, and
+    // while NATS is down until it is back) creates no more users, not even ones of its new role.
+    it('refuses a creation by an admin that an earlier change demoted, whatever its token says', async () => {
+      const org = await identity.seedOrg('demoted-creator');
+      const { user } = await creator.create(org.admin, {
+        email: 'creator@demoted-creator.example.com',
+        displayName: 'Creator',
+        roles: ['admin'],
+        requestFingerprint: '',
+      });
+      await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
+      const stale = userCaller(user.id, org.orgId, 'admin');
+      await updates.update(org.admin, user.id, [], { roles: ['member'] });
+      const error = await failure(
+        creator.create(stale, {
+          email: 'another@demoted-creator.example.com',
+          displayName: 'Another',
+          roles: ['member'],
+          requestFingerprint: '',
+        }),
+      );
+      expect(error.code).toBe('forbidden');
+      expect(await prisma.user.count({ where: { emailNormalized: 'another@demoted-creator.example.com' } })).toBe(0);
     });
 
     it('judges a creation and a disable of its creator at once one after the other, with no other outcome', async () => {
