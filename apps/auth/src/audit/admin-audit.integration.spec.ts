@@ -16,11 +16,16 @@ import { AuthHarness } from '../test-support/auth-harness';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { ADMIN_ACTIONS, AdminAudit } from './admin-audit';
 import { AdminAuditEventsConsumer } from './admin-audit-events.consumer';
+import { LoginAudit } from './login-audit';
 
 const ORG = '3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
 const OTHER_ORG = '8f7e6d5c-4b3a-4291-8807-f6e5d4c3b2a1';
 const ADMIN = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
 const TARGET = 'b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e';
+/** The caller's bearer token, as auth hands it to identity to ask whether the caller is still an admin. */
+const TOKEN = 'admin-token';
+/** Tokens of admins identity no longer holds for one (disabled, deleted or demoted), whatever they say. */
+const formerAdmins = new Set<string>();
 
 const callerOf = (roles: string[], orgId = ORG): Caller => ({
   subject: ADMIN,
@@ -55,7 +60,14 @@ describe('admin-action audit (real Postgres)', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     // No broker: the consumer's steps are driven by hand, never by events left on a shared server.
-    harness = await AuthHarness.start({ databaseUrl: database.url, env: { NATS_URL: 'nats://127.0.0.1:9' } });
+    harness = await AuthHarness.start({
+      databaseUrl: database.url,
+      env: { NATS_URL: 'nats://127.0.0.1:9' },
+      identityClient: {
+        verifyPassword: () => Promise.resolve(undefined),
+        isActiveAdmin: (callerToken) => Promise.resolve(!formerAdmins.has(callerToken)),
+      },
+    });
     audit = harness.get(AdminAudit);
     consumer = harness.get(AdminAuditEventsConsumer);
   });
@@ -80,7 +92,7 @@ describe('admin-action audit (real Postgres)', () => {
       { actor_id: ADMIN, request_id: 'req-patch-1' },
     );
     await expect(consumer.handle(message)).resolves.toBe('ack');
-    const { entries } = await audit.list(callerOf(['admin']), 10, '');
+    const { entries } = await audit.list(callerOf(['admin']), TOKEN, 10, '');
     expect(entries).toEqual([
       {
         id: event.id,
@@ -108,7 +120,7 @@ describe('admin-action audit (real Postgres)', () => {
     });
     await expect(consumer.handle(message)).resolves.toBe('ack');
     await expect(consumer.handle(message)).resolves.toBe('ack');
-    const { entries } = await audit.list(callerOf(['admin']), 10, '');
+    const { entries } = await audit.list(callerOf(['admin']), TOKEN, 10, '');
     expect(entries.map((entry) => entry.action)).toEqual(['user.disabled']);
   });
 
@@ -135,7 +147,7 @@ describe('admin-action audit (real Postgres)', () => {
   it('records a reset link handed to the admin (send_email: false) as its own action', async () => {
     const { event, message } = delivered(PASSWORD_RESET_ISSUED, { user_id: TARGET, org_id: ORG }, { actor_id: ADMIN });
     await expect(consumer.handle(message)).resolves.toBe('ack');
-    const { entries } = await audit.list(callerOf(['admin']), 10, '');
+    const { entries } = await audit.list(callerOf(['admin']), TOKEN, 10, '');
     expect(entries).toEqual([
       expect.objectContaining({
         id: event.id,
@@ -165,7 +177,7 @@ describe('admin-action audit (real Postgres)', () => {
         targetId: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
       }),
     );
-    const { entries } = await audit.list(callerOf(['admin']), 10, '');
+    const { entries } = await audit.list(callerOf(['admin']), TOKEN, 10, '');
     expect(entries).toEqual([
       expect.objectContaining({
         action: 'session.revoked',
@@ -192,7 +204,7 @@ describe('admin-action audit (real Postgres)', () => {
     let cursor = '';
     let added = 7;
     do {
-      const page = await audit.list(callerOf(['admin']), 3, cursor);
+      const page = await audit.list(callerOf(['admin']), TOKEN, 3, cursor);
       expect(page.entries.length).toBeLessThanOrEqual(3);
       seen.push(...page.entries.map((entry) => entry.targetId));
       cursor = page.nextCursor;
@@ -213,33 +225,54 @@ describe('admin-action audit (real Postgres)', () => {
       targetType: 'user',
       targetId: TARGET,
     });
-    expect((await audit.list(callerOf(['admin']), 10, '')).entries).toEqual([]);
-    expect((await audit.list(callerOf(['admin'], OTHER_ORG), 10, '')).entries).toHaveLength(1);
+    expect((await audit.list(callerOf(['admin']), TOKEN, 10, '')).entries).toEqual([]);
+    expect((await audit.list(callerOf(['admin'], OTHER_ORG), TOKEN, 10, '')).entries).toHaveLength(1);
     for (const roles of [['member'], ['viewer']]) {
-      await expect(audit.list(callerOf(roles, OTHER_ORG), 10, '')).rejects.toMatchObject({ code: 'forbidden' });
+      await expect(audit.list(callerOf(roles, OTHER_ORG), TOKEN, 10, '')).rejects.toMatchObject({ code: 'forbidden' });
     }
+  });
+
+  it('refuses both audits to an admin identity no longer holds for one, whatever its token says', async () => {
+    await audit.record({ orgId: ORG, actorId: ADMIN, action: 'user.disabled', targetType: 'user', targetId: TARGET });
+    // Disabled, deleted or demoted a moment ago: its token works until the revocation arrives (and
+    // while NATS is down, until it is back).
+    formerAdmins.add('former-admin-token');
+    const logins = harness.get(LoginAudit);
+    const loginQuery = { limit: 10, cursor: '', userId: '', outcome: '' };
+    await expect(audit.list(callerOf(['admin']), 'former-admin-token', 10, '')).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(logins.list(callerOf(['admin']), 'former-admin-token', loginQuery)).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    expect((await audit.list(callerOf(['admin']), TOKEN, 10, '')).entries).toHaveLength(1);
+    await expect(logins.list(callerOf(['admin']), TOKEN, loginQuery)).resolves.toHaveProperty('entries');
   });
 
   it('refuses an admin’s token without users:read (insufficient_scope), whichever transport calls it', async () => {
     const narrowed: Caller = { ...callerOf(['admin'], OTHER_ORG), scopes: new Set(['system:read']) };
-    await expect(audit.list(narrowed, 10, '')).rejects.toMatchObject({ code: 'insufficient_scope' });
+    await expect(audit.list(narrowed, TOKEN, 10, '')).rejects.toMatchObject({ code: 'insufficient_scope' });
   });
 
   it('refuses a cursor it did not write and a limit outside 1–100', async () => {
     for (const cursor of ['nonsense', Buffer.from('["yesterday","x"]').toString('base64url')]) {
-      await expect(audit.list(callerOf(['admin']), 10, cursor)).rejects.toMatchObject({ code: 'validation_failed' });
+      await expect(audit.list(callerOf(['admin']), TOKEN, 10, cursor)).rejects.toMatchObject({
+        code: 'validation_failed',
+      });
     }
-    await expect(audit.list(callerOf(['admin']), 101, '')).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(audit.list(callerOf(['admin']), TOKEN, 101, '')).rejects.toMatchObject({ code: 'validation_failed' });
   });
 
   it('refuses a well-formed cursor whose time Postgres cannot hold with validation_failed, not a database error', async () => {
     for (const at of ['0000-01-01T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '-005000-01-01T00:00:00.000Z']) {
       const cursor = Buffer.from(JSON.stringify([at, TARGET])).toString('base64url');
-      await expect(audit.list(callerOf(['admin']), 10, cursor)).rejects.toMatchObject({ code: 'validation_failed' });
+      await expect(audit.list(callerOf(['admin']), TOKEN, 10, cursor)).rejects.toMatchObject({
+        code: 'validation_failed',
+      });
     }
     for (const at of ['0001-01-01T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']) {
       const cursor = Buffer.from(JSON.stringify([at, TARGET])).toString('base64url');
-      await expect(audit.list(callerOf(['admin']), 10, cursor)).resolves.toHaveProperty('entries');
+      await expect(audit.list(callerOf(['admin']), TOKEN, 10, cursor)).resolves.toHaveProperty('entries');
     }
   });
 });

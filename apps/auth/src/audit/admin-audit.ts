@@ -7,6 +7,7 @@ import { currentRequestId } from '@acct/observability';
 import { escapeControlCharacters } from '@acct/problem';
 import { Injectable, Logger } from '@nestjs/common';
 
+import { IdentityClient, requireStillAdmin } from '../identity/identity.client';
 import { AdminAuditDetails, AdminAuditRepository } from './admin-audit.repository';
 import { decodeCursor, pageOf, pageSize } from './audit-cursor';
 
@@ -61,6 +62,7 @@ export class AdminAudit {
 
   constructor(
     private readonly repository: AdminAuditRepository,
+    private readonly identity: IdentityClient,
     private readonly clock: Clock,
   ) {}
 
@@ -93,10 +95,20 @@ export class AdminAudit {
     });
   }
 
-  /** The caller's org's actions, newest first, one page; only for the org's admins. */
-  async list(caller: Caller, limit: number, cursor: string): Promise<authV1.ListAdminAuditResponse> {
+  /**
+   * The caller's org's actions, newest first, one page; only for the org's admins, as identity says now
+   * (a disabled, deleted or demoted admin's token works until its revocation arrives).
+   */
+  async list(
+    caller: Caller,
+    callerToken: string,
+    limit: number,
+    cursor: string,
+  ): Promise<authV1.ListAdminAuditResponse> {
     requireScope(caller, USERS_READ_SCOPE);
-    requireRole(caller, 'admin', "Only the org's admins may read the audit.");
+    const detail = "Only the org's admins may read the audit.";
+    requireRole(caller, 'admin', detail);
+    await requireStillAdmin(this.identity, caller, callerToken, detail);
     const size = pageSize(limit);
     const rows = await this.repository.listForOrg(caller.orgId, decodeCursor(cursor), size + 1);
     const { rows: page, next } = pageOf(rows, size);

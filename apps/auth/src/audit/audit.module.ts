@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { IdentityModule } from '../identity/identity.module';
 import { PrismaModule } from '../prisma/prisma.service';
 import { AdminAudit } from './admin-audit';
 import { AdminAuditRepository } from './admin-audit.repository';
@@ -13,7 +14,7 @@ import { LoginAuditRepository } from './login-audit.repository';
  * operations and from identity's events), read by the org's admins.
  */
 @Module({
-  imports: [PrismaModule],
+  imports: [PrismaModule, IdentityModule],
   controllers: [LoginAuditGrpcController],
   providers: [LoginAuditRepository, LoginAudit, AdminAuditRepository, AdminAudit, AdminAuditEventsConsumer],
   exports: [LoginAudit, AdminAudit],

@@ -1,5 +1,5 @@
 import { authV1 } from '@acct/contracts';
-import { callerOf } from '@acct/grpc';
+import { bearerTokenOf, callerOf } from '@acct/grpc';
 import { Metadata } from '@grpc/grpc-js';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
@@ -20,11 +20,11 @@ export class LoginAuditGrpcController implements Pick<
 
   @GrpcMethod(authV1.AUTH_SERVICE_NAME, 'listLoginAudit')
   listLoginAudit(request: authV1.ListLoginAuditRequest, metadata?: Metadata): Promise<authV1.ListLoginAuditResponse> {
-    return this.audit.list(callerOf(metadata), request);
+    return this.audit.list(callerOf(metadata), bearerTokenOf(metadata) ?? '', request);
   }
 
   @GrpcMethod(authV1.AUTH_SERVICE_NAME, 'listAdminAudit')
   listAdminAudit(request: authV1.ListAdminAuditRequest, metadata?: Metadata): Promise<authV1.ListAdminAuditResponse> {
-    return this.adminAudit.list(callerOf(metadata), request.limit, request.cursor);
+    return this.adminAudit.list(callerOf(metadata), bearerTokenOf(metadata) ?? '', request.limit, request.cursor);
   }
 }

@@ -20,6 +20,8 @@ const USER: VerifiedUser = {
 const identity = {
   verifyPassword: (email: string, password: string) =>
     Promise.resolve(email === USER.email && password === 'right-password' ? USER : undefined),
+  // The caller's token is an admin's that identity still holds for one.
+  isActiveAdmin: () => Promise.resolve(true),
 };
 
 const attempt = (fields: Partial<TokenRequest>): TokenRequest =>
@@ -100,7 +102,9 @@ describe('login audit (real Postgres)', () => {
   });
 
   it("lets the org's admins read their org's entries, newest first", async () => {
-    const { entries } = await auth.harness.get(LoginAudit).list(callerOf(['admin']), list({ limit: 10 }));
+    const { entries } = await auth.harness
+      .get(LoginAudit)
+      .list(callerOf(['admin']), 'admin-token', list({ limit: 10 }));
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       outcome: 'success',
@@ -111,14 +115,16 @@ describe('login audit (real Postgres)', () => {
   });
 
   it('refuses anyone else', async () => {
-    await expect(auth.harness.get(LoginAudit).list(callerOf(['member']), list({}))).rejects.toMatchObject({
+    await expect(
+      auth.harness.get(LoginAudit).list(callerOf(['member']), 'admin-token', list({})),
+    ).rejects.toMatchObject({
       code: 'forbidden',
     });
   });
 
   it('refuses an admin’s token without users:read (insufficient_scope), whichever transport calls it', async () => {
     const narrowed: Caller = { ...callerOf(['admin']), scopes: new Set(['system:read']) };
-    await expect(auth.harness.get(LoginAudit).list(narrowed, list({}))).rejects.toMatchObject({
+    await expect(auth.harness.get(LoginAudit).list(narrowed, 'admin-token', list({}))).rejects.toMatchObject({
       code: 'insufficient_scope',
     });
   });
@@ -177,7 +183,8 @@ describe('login audit of refreshes (real Postgres)', () => {
 
 describe("login audit of a known client's and a known refresh token's failures (real Postgres)", () => {
   const auth = useAuthOnTestDatabase({ identityClient: identity });
-  const admin = () => auth.harness.get(LoginAudit).list(callerOf(['admin']), list({ limit: 100, outcome: 'failure' }));
+  const admin = () =>
+    auth.harness.get(LoginAudit).list(callerOf(['admin']), 'admin-token', list({ limit: 100, outcome: 'failure' }));
 
   it("shows the org's admins a reused refresh token, attributed to its user (README Decisions, reference Audit)", async () => {
     const login = await auth.tokens.issue(attempt({}));

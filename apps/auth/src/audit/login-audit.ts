@@ -4,6 +4,7 @@ import { authV1 } from '@acct/contracts';
 import { DomainError, escapeControlCharacters } from '@acct/problem';
 import { Injectable, Logger } from '@nestjs/common';
 
+import { IdentityClient, requireStillAdmin } from '../identity/identity.client';
 import { AUTHORIZE } from '../metrics/auth-metrics';
 import { decodeCursor, pageOf, pageSize } from './audit-cursor';
 import { LoginAuditRepository } from './login-audit.repository';
@@ -42,6 +43,7 @@ export class LoginAudit {
 
   constructor(
     private readonly repository: LoginAuditRepository,
+    private readonly identity: IdentityClient,
     private readonly clock: Clock,
   ) {}
 
@@ -70,9 +72,16 @@ export class LoginAudit {
   }
 
   /** The caller's org's entries, newest first, one page; only for callers holding the admin role. */
-  async list(caller: Caller, request: authV1.ListLoginAuditRequest): Promise<authV1.ListLoginAuditResponse> {
+  async list(
+    caller: Caller,
+    callerToken: string,
+    request: authV1.ListLoginAuditRequest,
+  ): Promise<authV1.ListLoginAuditResponse> {
     requireScope(caller, USERS_READ_SCOPE);
-    requireRole(caller, 'admin', "Only the org's admins may read the login audit.");
+    const detail = "Only the org's admins may read the login audit.";
+    requireRole(caller, 'admin', detail);
+    // As identity says now: a disabled, deleted or demoted admin's token works until its revocation arrives.
+    await requireStillAdmin(this.identity, caller, callerToken, detail);
     const size = pageSize(request.limit);
     if (request.outcome && request.outcome !== 'success' && request.outcome !== 'failure') {
       throw new DomainError('validation_failed', 'outcome must be success or failure.', {
