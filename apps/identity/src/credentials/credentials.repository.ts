@@ -70,6 +70,16 @@ export class CredentialsRepository {
   }
 
   /**
+   * Replaces the user's password hash by the same password's `rehashed` one, unless the hash changed
+   * since it was read as `checked` (a password set meanwhile wins). Nothing else of the user changes:
+   * the password is the same, so no session ends and the user's ETag stays.
+   */
+  async upgradeHash(userId: string, checked: string, rehashed: string): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE users SET password_hash = ${rehashed} WHERE id = ${userId}::uuid AND password_hash = ${checked}`;
+  }
+
+  /**
    * Locks the user's row until the transaction ends (`SELECT … FOR UPDATE`), by id in any org (a
    * password:set token names only its user); false when there is no such user.
    */

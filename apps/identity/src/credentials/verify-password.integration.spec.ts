@@ -2,9 +2,11 @@ import { performance } from 'node:perf_hooks';
 
 import { INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
 import { DomainError } from '@acct/problem';
+import { waitFor } from '@acct/testing';
 
 import { PasswordSetService } from '../activation/password-set.service';
 import { OutboxRepository } from '../outbox/outbox.repository';
+import { PrismaService } from '../prisma/prisma.service';
 import { callerOf, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserService } from '../users/create-user.service';
 import { UserStatusService } from '../users/user-status.service';
@@ -139,6 +141,44 @@ describe('VerifyPassword against Postgres', () => {
     expect(await service.loginKey(auth, '138 0013 8999')).toEqual({ key: 'email:138 0013 8999' });
     const user = callerOf('user', acme.adminUserId, acme.orgId, ['users:read'], ['admin']);
     await expect(service.loginKey(user, 'pending@example.com')).rejects.toMatchObject({ code: 'insufficient_scope' });
+  });
+
+  // An operator who raises ARGON2_* (or a hash from the library used before) expects every password
+  // to reach the new cost as its user logs in: a hash left at the old cost stays cheaper to crack, and
+  // its wrong passwords answer faster than an unknown e-mail's (the dummy hash has the new cost).
+  it('rehashes a password stored with other argon2 parameters at its next correct check, and only then', async () => {
+    const prisma = identity.get(PrismaService);
+    const { user } = await identity.get(CreateUserService).create(acme.admin, {
+      email: 'old-hash@example.com',
+      displayName: 'Old hash',
+      password: 'placeholder password',
+      roles: [],
+      requestFingerprint: '',
+    });
+    // 'ünïcødé pässwörd 🔑' at m=8192, t=3, p=2 (@node-rs/argon2 2.2; password-hasher.spec.ts).
+    const oldHash = '$argon2id$v=19$m=8192,t=3,p=2$QNzR7LZ9Cj3F0JfxQ/7yJA$QETmcSmQoo/IdejoepghgOpuI602zFnNtSnlPEGBAIk';
+    await prisma.user.update({ where: { id: user.id }, data: { passwordHash: oldHash } });
+    const storedHash = async () =>
+      (await prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { passwordHash: true } })).passwordHash;
+
+    expect(await service.verify(auth, 'old-hash@example.com', 'wrong password')).toEqual({
+      valid: false,
+      user: undefined,
+    });
+    expect(await storedHash()).toBe(oldHash);
+
+    expect((await service.verify(auth, 'old-hash@example.com', 'ünïcødé pässwörd 🔑')).valid).toBe(true);
+    const upgraded = await waitFor(
+      'the rehashed password',
+      async () => {
+        const stored = await storedHash();
+        return stored === oldHash ? undefined : stored;
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(upgraded).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect((await service.verify(auth, 'old-hash@example.com', 'ünïcødé pässwörd 🔑')).valid).toBe(true);
+    expect(await storedHash()).toBe(upgraded);
   });
 
   // Auth ends the sessions begun before the change's time (read under the user's lock, before the

@@ -1,7 +1,7 @@
 import { Caller, INTERNAL_IDENTITY_SCOPE } from '@acct/access-token';
 import { requireScope } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { PasswordHasher } from '../passwords/password-hasher';
 import { toUserMessage } from '../users/user';
@@ -11,10 +11,13 @@ import { CredentialsRepository, loginNameOf } from './credentials.repository';
  * Checks a login for the auth service (scope `internal:identity`). The username is an e-mail or a
  * mobile number. An unknown username, a user without a password and a wrong password all answer
  * `{valid: false}` after the same argon2 work. A correct password answers the user whatever its
- * status: auth decides what `pending` and `disabled` mean.
+ * status: auth decides what `pending` and `disabled` mean. A correct password whose hash was made with
+ * other argon2 parameters is stored again with the configured ones.
  */
 @Injectable()
 export class VerifyPasswordService {
+  private readonly logger = new Logger(VerifyPasswordService.name);
+
   constructor(
     private readonly credentials: CredentialsRepository,
     private readonly hasher: PasswordHasher,
@@ -24,7 +27,24 @@ export class VerifyPasswordService {
     requireScope(caller, INTERNAL_IDENTITY_SCOPE);
     const found = await this.credentials.findForPasswordCheck(loginNameOf(username));
     const valid = await this.hasher.verifyOrBurn(found?.passwordHash ?? null, password);
-    return valid && found ? { valid: true, user: toUserMessage(found.user) } : { valid: false, user: undefined };
+    if (!valid || !found) return { valid: false, user: undefined };
+    if (found.passwordHash && this.hasher.isOutdated(found.passwordHash)) {
+      // Not waited for: a login costs one hash, whatever the stored one's age (auth's deadline is 2 s).
+      void this.rehash(found.user.id, found.passwordHash, password);
+    }
+    return { valid: true, user: toUserMessage(found.user) };
+  }
+
+  /**
+   * Stores the password at the configured argon2 cost (PasswordHasher.isOutdated). Best effort: the
+   * login was right either way, and the next one tries again. Never rejects.
+   */
+  private async rehash(userId: string, checked: string, password: string): Promise<void> {
+    try {
+      await this.credentials.upgradeHash(userId, checked, await this.hasher.hash(password));
+    } catch (error) {
+      this.logger.warn(`password hash not upgraded: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { argon2id, hash, HashOptions, verify } from 'argon2';
+import { argon2id, hash, HashOptions, needsRehash, verify } from 'argon2';
 
 import { IDENTITY_CONFIG, IdentityConfig } from '../config';
 
@@ -44,6 +44,25 @@ export class PasswordHasher implements OnModuleInit {
       return false;
     }
     return this.check(passwordHash, password);
+  }
+
+  /**
+   * Whether a stored hash was made otherwise than `hash` would make it now (another argon2 variant, or
+   * other costs: ARGON2_* changed since, or a hash of the library used before): rehashed at its next
+   * correct check, so every password reaches the configured cost and costs a wrong password's check
+   * what it costs an unknown username's (the dummy hash has the configured cost).
+   */
+  isOutdated(passwordHash: string): boolean {
+    if (!passwordHash.startsWith('$argon2id$')) return true;
+    try {
+      return needsRehash(passwordHash, {
+        memoryCost: this.options.memoryCost,
+        timeCost: this.options.timeCost,
+        parallelism: this.options.parallelism,
+      });
+    } catch {
+      return true;
+    }
   }
 
   private async check(passwordHash: string, password: string): Promise<boolean> {
