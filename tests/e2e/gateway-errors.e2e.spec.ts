@@ -105,6 +105,31 @@ describe('gateway errors are problem+json', () => {
     }
   });
 
+  it('refuses a JSON body naming a member twice as a form is refused (RFC 7493 §2.3, RFC 6749 §3.2)', async () => {
+    // Which of the two a parser keeps is up to it: a proxy in front may have read the other one.
+    const twice = [
+      { path: '/v2/auth/token', raw: '{"grant_type":"client_credentials","client_id":"a","client_id":"b"}' },
+      { path: '/v2/auth/revoke', raw: '{"token":"abc","token":"def","client_id":"web"}' },
+      { path: '/v2/users', raw: '{"email":"a@b.co","display_name":"Ada","roles":["viewer"],"roles":["admin"]}' },
+      {
+        path: '/v2/users',
+        raw: '{"email":"a@b.co","display_name":"Ada","profile":{"locale":"en","\\u006cocale":"fr"}}',
+      },
+    ];
+    for (const { path, raw } of twice) {
+      const response = await api.call(path, { headers: { 'content-type': 'application/json' }, raw, ip: freshIp() });
+      expect({ path, raw, status: response.status }).toEqual({ path, raw, status: 400 });
+      const problem = expectProblem(response, 400, 'malformed_body');
+      if (path.startsWith('/v2/auth/')) expect(problem.error).toBe('invalid_request');
+    }
+    // The same name in different objects, or as a value, is no repetition: past the body, at the guard.
+    const distinct = await api.call('/v2/users', {
+      headers: { 'content-type': 'application/json' },
+      raw: '{"email":"email","display_name":"Ada","profile":{"email":"x"},"roles":[{"email":1},{"email":2}]}',
+    });
+    expectProblem(distinct, 401, 'unauthenticated');
+  });
+
   it('names what each OAuth endpoint reads when it refuses a media type: the sign-in form takes a form only', async () => {
     const form = 'Send the form as application/x-www-form-urlencoded.';
     const jsonOrForm = 'Send the body as application/json or application/x-www-form-urlencoded.';

@@ -35,16 +35,60 @@ export function jsonObjectBody(request: FastifyRequest): Record<string, unknown>
  * A request without content has no body, whatever Content-Type it names (a client that sends
  * `application/json` on every request): a route that takes none, or takes one optionally (the reset
  * operation), runs; one that needs one refuses it as `jsonObjectBody` does (400 malformed_body).
+ * An object naming a member twice is `400 malformed_body` too (see `repeatedMemberName`).
  */
 export function parseJsonBodies(fastify: FastifyInstance, mediaTypes: Array<string | RegExp>, bodyLimit: number) {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   for (const mediaType of mediaTypes) {
     fastify.addContentTypeParser(mediaType, { parseAs: 'buffer', bodyLimit }, (request, body: Buffer, done) => {
       (request as RawBodyRequest<FastifyRequest>).rawBody = body;
-      if (body.length === 0) done(null, undefined);
-      else void parseJson(request, body.toString('utf8'), done);
+      if (body.length === 0) return done(null, undefined);
+      const text = body.toString('utf8');
+      void parseJson(request, text, (error, value) => {
+        const repeated = error ? undefined : repeatedMemberName(text);
+        if (repeated === undefined) return done(error, value);
+        const member = repeated.length <= 64 ? `the member ${JSON.stringify(repeated)}` : 'a member';
+        done(new DomainError('malformed_body', `The request body names ${member} twice.`));
+      });
     });
   }
+}
+
+/**
+ * The first member name an object of `json` (text that parsed as JSON) holds more than once, escapes
+ * read (`"a"` and `"\u0061"` are one name). RFC 8259 §4 leaves such an object's meaning to each parser
+ * (I-JSON, RFC 7493 §2.3, forbids it): `JSON.parse` keeps the last, a proxy or WAF in front may have
+ * read the first, and a token request sent twice a parameter is refused as a form (RFC 6749 §3.2).
+ */
+export function repeatedMemberName(json: string): string | undefined {
+  // The open objects' names so far, innermost last; `undefined` for an open array.
+  const open: Array<Set<string> | undefined> = [];
+  let atName = false;
+  for (let index = 0; index < json.length; index += 1) {
+    const char = json[index];
+    if (char === '"') {
+      let end = index + 1;
+      while (json[end] !== '"') end += json[end] === '\\' ? 2 : 1;
+      if (atName) {
+        const name = JSON.parse(json.slice(index, end + 1)) as string;
+        const names = open[open.length - 1]!;
+        if (names.has(name)) return name;
+        names.add(name);
+        atName = false;
+      }
+      index = end;
+    } else if (char === '{') {
+      open.push(new Set());
+      atName = true;
+    } else if (char === '[') {
+      open.push(undefined);
+    } else if (char === '}' || char === ']') {
+      open.pop();
+    } else if (char === ',') {
+      atName = open[open.length - 1] !== undefined;
+    }
+  }
+  return undefined;
 }
 
 /**
