@@ -95,6 +95,20 @@ describe('GET /v2/system/health against the real dependencies', () => {
     expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('does not check a bearer token (interface §4.3): one naming a key auth never published waits for no key fetch', async () => {
+    // A verifier fetches the keys for such a token, at most once a second: each request waited for that.
+    const naming = (kid: string) =>
+      `${Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid })).toString('base64url')}.e30.c2ln`;
+    const started = Date.now();
+    for (let index = 0; index < 5; index += 1) {
+      const response = await fetch(stack.url('/v2/system/health'), {
+        headers: { authorization: `Bearer ${naming(`retired-${index}`)}` },
+      });
+      expect(response.status).toBe(200);
+    }
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
   it('writes an access log line for a request, with its route, status, duration, request id and client', async () => {
     // A probe answered 200 gets no line (health/answered-probe.ts); the request after it does.
     await fetch(stack.url('/v2/system/health'), { headers: { 'X-Request-Id': 'quiet-probe-1' } });

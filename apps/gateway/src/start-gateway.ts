@@ -31,7 +31,7 @@ import { clientError, frameworkError, LimitPeer, LimitRequest, refuseConnect } f
 import { sendProblem } from './http/problem';
 import { parseJsonBodies, refuseBodiesNotUtf8 } from './http/request-body';
 import { runRequestsInContext } from './http/request-context';
-import { assertRoutesDeclared } from './http/route-declarations';
+import { assertRoutesDeclared, routeDeclarations } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
 import { trustedProxies } from './http/trusted-proxies';
 import { buildOpenApiDocument } from './openapi/openapi-document';
@@ -138,6 +138,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   assertRoutesDeclared(app);
   // How a request flows (README): authenticate → rate limit → guard → controller → gRPC backend.
   const authenticate = app.get(AuthenticateHook);
+  authenticate.tokenlessRoutes(routeDeclarations(app).filter((route) => route.isPublic));
   // Cookies for the login page's CSRF nonce (oauth/authorize.controller.ts); nothing else uses them.
   await app.register(fastifyCookie);
   const rateLimits = app.get(RateLimitHook);

@@ -98,7 +98,12 @@ export class AccessTokenVerifier {
     if (max > 0) this.verified = new LRUCache<string, Verified>({ max });
   }
 
-  async verify(token: string): Promise<Caller> {
+  /**
+   * `waitForKeys: false`: a token naming a key not in the set at hand is refused at once, without
+   * reading the keys again, for a caller that must not wait for the auth service (a route that takes
+   * no token).
+   */
+  async verify(token: string, { waitForKeys = true }: { waitForKeys?: boolean } = {}): Promise<Caller> {
     this.readStaleKeySet();
     const cached = this.verified?.get(token);
     if (cached) {
@@ -109,7 +114,7 @@ export class AccessTokenVerifier {
       this.verified!.delete(token);
     }
     const kid = this.kidOf(token);
-    if (!this.knownKids.has(kid)) await this.refresh();
+    if (!this.knownKids.has(kid) && waitForKeys) await this.refresh();
     if (!this.keys || !this.knownKids.has(kid)) throw invalidToken('The token is signed with an unknown key.');
     try {
       const { payload } = await jwtVerify<AccessTokenClaims>(token, this.keys, {

@@ -13,6 +13,7 @@ const AUDIENCE = 'account-platform';
 describe('the authenticate hook (passport strategy over the access-token verifier)', () => {
   let sign: (claims?: Record<string, unknown>) => Promise<string>;
   let keysAvailable = true;
+  let keyFetches = 0;
   let hook: AuthenticateHook;
 
   beforeAll(async () => {
@@ -32,20 +33,22 @@ describe('the authenticate hook (passport strategy over the access-token verifie
       audience: AUDIENCE,
       refetchIntervalMs: 0,
       fetchKeys: () =>
-        keysAvailable
+        ++keyFetches && keysAvailable
           ? Promise.resolve({ keys: [jwk] })
           : Promise.reject(new DomainError('service_unavailable', 'auth is unavailable', { retryAfter: 1 })),
     });
     hook = new AuthenticateHook(new AccessTokenStrategy(verifier));
+    hook.tokenlessRoutes([{ method: 'GET', path: '/v2/system/health' }]);
   });
 
   beforeEach(() => {
     keysAvailable = true;
   });
 
-  async function authenticate(headers: Record<string, string>, query: Record<string, string> = {}) {
-    const request = { headers, query, body: { access_token: headers['x-body-token'] } } as unknown as FastifyRequest &
-      Authentication;
+  async function authenticate(headers: Record<string, string>, query: Record<string, string> = {}, url = '/v2/users') {
+    const request = {
+      ...{ method: 'GET', routeOptions: { url }, headers, query, body: { access_token: headers['x-body-token'] } },
+    } as unknown as FastifyRequest & Authentication;
     await hook.handle(request, {} as FastifyReply);
     return request;
   }
@@ -96,6 +99,24 @@ describe('the authenticate hook (passport strategy over the access-token verifie
     expect(challengeOf(request.authFailure)).toEqual({
       code: 'unauthenticated',
       challenge: `Bearer error="invalid_token", error_description="${description}"`,
+    });
+  });
+
+  it('reads the token of a route that takes none from the keys at hand: a caller for its tiers, never a wait', async () => {
+    const token = await sign();
+    await authenticate({ authorization: `Bearer ${token}` });
+    const known = await authenticate({ authorization: `Bearer ${token}` }, {}, '/v2/system/health');
+    expect(known.caller).toMatchObject({ orgId: 'org-1' });
+    const { privateKey } = await generateKeyPair('ES256');
+    const unknownKid = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'k-retired', typ: 'at+jwt' })
+      .sign(privateKey);
+    const fetchesBefore = keyFetches;
+    const unknown = await authenticate({ authorization: `Bearer ${unknownKid}` }, {}, '/v2/system/health');
+    expect({ caller: unknown.caller, failure: unknown.authFailure, fetches: keyFetches - fetchesBefore }).toEqual({
+      caller: undefined,
+      failure: undefined,
+      fetches: 0,
     });
   });
 

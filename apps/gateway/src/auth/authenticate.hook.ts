@@ -22,19 +22,37 @@ export const missingToken = () =>
  */
 @Injectable()
 export class AuthenticateHook {
+  /** The routes that take no access token, as `GET /v2/system/health` (see `tokenlessRoutes`). */
+  private publicRoutes: ReadonlySet<string> = new Set();
+
   // Nest builds the strategy for the hook, which registers it with passport under its name.
   constructor(private readonly strategy: AccessTokenStrategy) {}
 
-  handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * The routes that take no token, the `@Public()` ones (interface §4.3: for health "the token is not
+   * checked"). A token sent there only names whose tiers the request counts under, and is read from
+   * the keys at hand: one naming a key the gateway does not know made the request wait for the auth
+   * service's keys (up to a second, or a gRPC deadline while auth is away) for nothing.
+   */
+  tokenlessRoutes(routes: ReadonlyArray<{ method: string; path: string }>): void {
+    this.publicRoutes = new Set(routes.map(({ method, path }) => `${method} ${path}`));
+  }
+
+  async handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // No header: the strategy would fail() without a challenge, which leaves nothing on the request.
     // Health checks and token requests skip passport altogether.
-    if (request.headers.authorization === undefined) return Promise.resolve();
+    const header = request.headers.authorization;
+    if (header === undefined) return;
     const outcome = request as FastifyRequest & Authentication;
+    if (this.isPublic(request)) {
+      if (!hasSeveralAuthorizations(request)) Object.assign(outcome, await this.strategy.callerAtHand(header));
+      return;
+    }
     if (hasSeveralAuthorizations(request)) {
       outcome.authFailure = new DomainError('unauthenticated', 'Send one Authorization header, not several.', {
         headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` },
       });
-      return Promise.resolve();
+      return;
     }
     return new Promise((resolve) => {
       const done = (error: unknown, caller?: Caller | false, info?: unknown) => {
@@ -53,5 +71,12 @@ export class AuthenticateHook {
       ) => void;
       authenticate(request, reply, resolve);
     });
+  }
+
+  /** Whether the request's route is one of `publicRoutes` (a HEAD is its GET route's). */
+  private isPublic(request: FastifyRequest): boolean {
+    const path = request.routeOptions?.url;
+    if (path === undefined) return false;
+    return this.publicRoutes.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${path}`);
   }
 }
