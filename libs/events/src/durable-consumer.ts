@@ -9,7 +9,7 @@ const ACK_WAIT_MS = 30_000;
 const NEXT_EXPIRES_MS = 5_000;
 /**
  * How long a stop waits for the message in hand to be handled and acknowledged before it closes the
- * connection: within the processes' 20 s shutdown grace, and longer than an SMTP send may take.
+ * connection: within the processes' 20 s shutdown grace, and longer than an SMTP send usually takes.
  */
 const STOP_GRACE_MS = 15_000;
 

@@ -37,9 +37,11 @@ export class SmtpCatcher {
     readonly attempts: SmtpAttempt[],
     private readonly refusals: Map<string, { refusal: SmtpRefusal; remaining: number }>,
     private readonly acceptance: { delayMs: number },
+    /** The address it listens on (IPv4 loopback unless given). */
+    readonly host: string,
   ) {}
 
-  static async start(): Promise<SmtpCatcher> {
+  static async start(host = '127.0.0.1'): Promise<SmtpCatcher> {
     const port = await freePort();
     const messages: CaughtMail[] = [];
     const attempts: SmtpAttempt[] = [];
@@ -90,13 +92,13 @@ export class SmtpCatcher {
           .catch((error: Error) => callback(error));
       },
     });
-    const catcher = new SmtpCatcher(port, server, messages, attempts, refusals, acceptance);
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    const catcher = new SmtpCatcher(port, server, messages, attempts, refusals, acceptance, host);
+    await new Promise<void>((resolve) => server.listen(port, host, resolve));
     return catcher;
   }
 
   get url(): string {
-    return `smtp://127.0.0.1:${this.port}`;
+    return `smtp://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`;
   }
 
   /** Answers the next `times` attempts to deliver to `address` with `refusal` (all of them by default). */

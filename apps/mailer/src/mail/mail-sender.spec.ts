@@ -74,6 +74,20 @@ describe('MailSender', () => {
     nobody.close();
   });
 
+  it('reaches an SMTP server named by its IPv6 address (`smtp://[::1]:port`)', async () => {
+    const v6 = await SmtpCatcher.start('::1');
+    const v6Sender = new MailSender(v6.url, 'no-reply@sender.test');
+    try {
+      const to = address('ipv6');
+      const { mail, archived } = renderWithArchivedCopy('activation', 'en', 'Ada', 'token', linkFor);
+      await v6Sender.send({ to, messageId: `<${to}@account-platform>`, ...mail }, archived);
+      expect(v6.to(to)).toHaveLength(1);
+    } finally {
+      v6Sender.close();
+      await v6.close();
+    }
+  });
+
   it.each([
     ['a token as identity issues them', randomBytes(32).toString('base64url')],
     ['a long one (quoted-printable wraps its link)', randomBytes(96).toString('base64url')],

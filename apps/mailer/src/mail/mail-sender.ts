@@ -13,6 +13,9 @@ export interface ArchivedContent extends RenderedMail {
   headers: Record<string, string>;
 }
 
+/** RFC 5321 §4.5.3.2.6: how long a client waits for the reply to the end of the data. */
+const SMTP_REPLY_TIMEOUT_MS = 10 * 60_000;
+
 /**
  * Builds the raw RFC 5322 message, sends exactly those bytes over SMTP, and returns the copy to
  * archive: the same message (sender, recipient, date, Message-ID) built from the archived content.
@@ -27,15 +30,20 @@ export class MailSender {
   ) {
     const url = new URL(smtpUrl);
     this.smtp = nodemailer.createTransport({
-      host: url.hostname,
+      // An IPv6 address without the brackets a URL writes it in (`smtp://[::1]:25`), which no lookup finds.
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(url.port) || (url.protocol === 'smtps:' ? 465 : 587),
       secure: url.protocol === 'smtps:',
       auth: url.username
         ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
         : undefined,
+      // A server that is not there, or does not greet, is found out at once; one in a session is given
+      // the time RFC 5321 §4.5.3.2 gives it, 10 minutes at most for the reply to the data: a relay still
+      // checking a message it took (content filters take seconds) would otherwise deliver it and have it
+      // sent again, every retry another copy.
       connectionTimeout: 5000,
       greetingTimeout: 5000,
-      socketTimeout: 10_000,
+      socketTimeout: SMTP_REPLY_TIMEOUT_MS,
     });
   }
 

@@ -192,6 +192,19 @@ describe('MailConsumer', () => {
     expect(smtp.to(to)).toHaveLength(1);
   });
 
+  it('waits for a relay slow to confirm a message it took (RFC 5321 §4.5.3.2.6), instead of sending it again', async () => {
+    const to = address('slow-relay');
+    const event = eventFor(to, clock.now());
+    smtp.confirmAfter(12_000);
+    try {
+      expect(await consumer.handle(delivery(event, 1))).toBe('ack');
+    } finally {
+      smtp.confirmAfter(0);
+    }
+    expect(await consumer.handle(delivery(event, 2))).toBe('ack');
+    expect(smtp.to(to)).toHaveLength(1);
+  }, 30_000);
+
   it('rejects a malformed event without sending, and logs it with the event and request ids its envelope gives', async () => {
     const to = address('malformed');
     const event = eventFor(to, clock.now());

@@ -15,13 +15,18 @@ describe('mail templates', () => {
     expect(renderMail('password_reset', 'de', 'Ada', 'https://x.test/a').subject).toBe('Reset your password');
   });
 
-  it('says how long the link still works: rounded to the hour, under an hour in minutes', () => {
+  it('says how long the link still works, never longer than it does: in whole hours, under an hour in minutes', () => {
     const hour = 3600 * 1000;
     const expiry = (locale: string, ms?: number) =>
       renderMail('activation', locale, 'Ada', 'https://x.test/a', ms).text.split('\n')[5];
     expect(expiry('en')).toBe('The link works once and expires in 24 hours.');
     expect(expiry('en', 4 * hour + 10 * 60_000)).toBe('The link works once and expires in 4 hours.');
     expect(expiry('en', hour)).toBe('The link works once and expires in 1 hour.');
+    // Never more than the link has left: an hour and 31 minutes is not "2 hours".
+    expect(expiry('en', hour + 31 * 60_000)).toBe('The link works once and expires in 1 hour.');
+    expect(expiry('en', 23 * hour + 40 * 60_000)).toBe('The link works once and expires in 23 hours.');
+    // A mail sent at once (a second or so after the token) still says the full day.
+    expect(expiry('en', 24 * hour - 1500)).toBe('The link works once and expires in 24 hours.');
     expect(expiry('en', 59 * 60_000 + 59_000)).toBe('The link works once and expires in 59 minutes.');
     expect(expiry('en', 30_000)).toBe('The link works once and expires in 1 minute.');
     expect(expiry('zh-CN', 4 * hour)).toBe('该链接仅可使用一次，4 小时后失效。');

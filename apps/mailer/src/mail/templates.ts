@@ -59,11 +59,18 @@ export function wordingFor(locale: string): { locale: string; wording: Wording }
   return language ? { locale: language, wording: WORDING[language] } : { locale: 'en', wording: WORDING.en };
 }
 
-const HOUR_MS = 3600 * 1000;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
 
-/** How long the link still works, in words: rounded to the hour, or in minutes (rounded down) under an hour. */
+/**
+ * How long the link still works, in words: in whole hours (rounded down, once rounded to the minute, so
+ * a mail sent a second after its token still says the full day), or in minutes (rounded down) under an
+ * hour. Never longer than it works: "2 hours" for an hour and a half sent the reader back to a dead link.
+ */
 const durationOf = (wording: Wording, ms: number) =>
-  ms >= HOUR_MS ? wording.hours(Math.round(ms / HOUR_MS)) : wording.minutes(Math.max(1, Math.floor(ms / 60_000)));
+  ms >= HOUR_MS
+    ? wording.hours(Math.floor(Math.round(ms / MINUTE_MS) / 60))
+    : wording.minutes(Math.max(1, Math.floor(ms / MINUTE_MS)));
 
 const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
