@@ -78,6 +78,18 @@ describe('the authorization endpoint answers every bad request with its error pa
     },
   );
 
+  it('ignores a parameter it does not know, however long and however often sent (RFC 6749 §3.1)', async () => {
+    const unknown = new URLSearchParams([
+      ['login_hint', 'x'.repeat(2000)],
+      ['utm_source', 'a'],
+      ['utm_source', 'b'],
+    ]);
+    const response = await raw(`/v2/auth/authorize?${authorizeQuery({})}&${unknown.toString()}`);
+    expect(response.headers.get('location')).toBeNull();
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('name="password"');
+  });
+
   it.each([
     ['the client id', { client_id: 'no-such-client\u0000' }],
     ['the redirect URI', { redirect_uri: `${APP}\r\nSet-Cookie: x=1` }],

@@ -128,4 +128,79 @@ describe("the login page's second step after the user's sessions were ended", ()
     expect(codeStep.status).toBe(403);
     expect(location).toBeNull();
   });
+
+  it('carries the MFA ticket of a user whose e-mail is as long as an e-mail may be to a code', async () => {
+    // 254 characters (contract §3): a 64-character local part and labels of at most 63.
+    const email = `${'m'.repeat(64)}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(56)}.test`;
+    expect(email).toHaveLength(254);
+    const created = await call('/v2/users', {
+      token: adminToken,
+      body: { email, display_name: 'Long', password: MEMBER_PASSWORD, send_activation: false },
+    });
+    const user = created.body as { id: string };
+    const reset = await call(`/v2/users/${user.id}/reset-password`, { token: adminToken, body: { send_email: false } });
+    await call('/v2/users/me/password', {
+      token: (reset.body as { token: string }).token,
+      body: { password: MEMBER_PASSWORD },
+    });
+    const memberLogin = await call('/v2/auth/token', {
+      body: { grant_type: 'password', username: email, password: MEMBER_PASSWORD },
+    });
+    const memberToken = (memberLogin.body as { access_token: string }).access_token;
+    const enrolled = await call('/v2/users/me/mfa/totp', { token: memberToken, body: { password: MEMBER_PASSWORD } });
+    const { secret } = enrolled.body as { secret: string };
+    const confirmed = await call('/v2/users/me/mfa/totp/confirm', {
+      token: memberToken,
+      body: { code: totp(secret, Date.now() - 30_000) },
+    });
+    expect(confirmed.status).toBe(200);
+
+    const verifier = randomBytes(32).toString('base64url');
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: spa,
+      redirect_uri: APP,
+      state: 'state-2',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    const address = nextIp();
+    const page = await raw(`/v2/auth/authorize?${query.toString()}`, {}, address);
+    expect(page.status).toBe(200);
+    const fields = Object.fromEntries(
+      [...(await page.text()).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
+        m[1],
+        m[2],
+      ]),
+    ) as Record<string, string>;
+    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0];
+    const submit = (form: Record<string, string>) =>
+      raw(
+        '/v2/auth/authorize',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+          body: new URLSearchParams(form).toString(),
+        },
+        address,
+      );
+    const passwordStep = await submit({ ...fields, username: email, password: MEMBER_PASSWORD });
+    expect(passwordStep.status).toBe(200);
+    const ticket = /name="mfa_ticket" value="([^"]+)"/.exec(await passwordStep.text())![1];
+
+    const codeStep = await submit({ ...fields, mfa_ticket: ticket, mfa_code: totp(secret) });
+    expect(codeStep.status).toBe(303);
+    const location = new URL(codeStep.headers.get('location')!);
+    expect(location.searchParams.get('state')).toBe('state-2');
+    const exchanged = await call('/v2/auth/token', {
+      body: {
+        grant_type: 'authorization_code',
+        client_id: spa,
+        code: location.searchParams.get('code'),
+        redirect_uri: APP,
+        code_verifier: verifier,
+      },
+    });
+    expect(exchanged.status).toBe(200);
+  });
 });

@@ -44,6 +44,11 @@ const CONTROL_CHARACTERS = /\p{Cc}/gu;
 const PATH = '/v2/auth/authorize';
 /** No real parameter comes near this; longer ones are refused before they reach auth. */
 const MAX_PARAMETER_LENGTH = 1024;
+/**
+ * But an MFA ticket, which names the user's e-mail twice (the username typed and the user's own, up to
+ * 254 characters each) in base64url: some 1,050 characters for the longest e-mails.
+ */
+const MAX_FIELD_LENGTH: Readonly<Record<string, number>> = { mfa_ticket: 4 * MAX_PARAMETER_LENGTH };
 
 const REQUEST_FIELDS = {
   responseType: 'response_type',
@@ -58,8 +63,8 @@ interface AuthorizationRequest {
   parameters: authV1.AuthorizationParameters;
   state: string;
   /**
-   * A parameter sent twice or too long (RFC 6749 §3.1), or one of the authorization request's holding a
-   * control character: the request cannot be trusted.
+   * A known parameter sent twice or too long (RFC 6749 §3.1), or one of the authorization request's
+   * holding a control character: the request cannot be trusted.
    */
   malformed?: string;
   /**
@@ -78,20 +83,36 @@ const REDIRECT_PARAMETERS = new Set(['client_id', 'redirect_uri', 'state']);
  * (the gateway's control-character hook leaves the authorization request's query to this controller).
  */
 const AUTHORIZATION_PARAMETERS: ReadonlySet<string> = new Set([...Object.values(REQUEST_FIELDS), 'state']);
+/** The login form's fields: the authorization request, and what the page carries and a person types. */
+const FORM_FIELDS: ReadonlySet<string> = new Set([
+  ...AUTHORIZATION_PARAMETERS,
+  'client_name',
+  'csrf_token',
+  'mfa_ticket',
+  'username',
+  'password',
+  'mfa_code',
+]);
 
 type CarriedRequest = AuthorizationRequest & { fields: Record<string, string> };
 
 const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? '';
 
-/** The authorization request's parameters from the query (GET) or the login form (POST). */
-function authorizationRequest(source: unknown): AuthorizationRequest & { fields: Record<string, string> } {
+/**
+ * The authorization request's parameters from the query (GET: `known` is AUTHORIZATION_PARAMETERS) or
+ * the login form (POST: FORM_FIELDS). Any other parameter is ignored, however often it is sent and
+ * however long it is (RFC 6749 §3.1: unrecognised parameters are ignored).
+ */
+function authorizationRequest(source: unknown, known: ReadonlySet<string>): CarriedRequest {
   const input = isPlainObject(source) ? source : {};
   const fields: Record<string, string> = {};
   let malformed: string | undefined;
   let redirectable = true;
   for (const [name, value] of Object.entries(input)) {
-    if (typeof value !== 'string' || value.length > MAX_PARAMETER_LENGTH) {
-      malformed ??= `The ${name} parameter must be sent once, at most ${MAX_PARAMETER_LENGTH} characters.`;
+    if (!known.has(name)) continue;
+    const maxLength = MAX_FIELD_LENGTH[name] ?? MAX_PARAMETER_LENGTH;
+    if (typeof value !== 'string' || value.length > maxLength) {
+      malformed ??= `The ${name} parameter must be sent once, at most ${maxLength} characters.`;
       if (REDIRECT_PARAMETERS.has(name)) redirectable = false;
       continue;
     }
@@ -154,7 +175,7 @@ export class AuthorizeController {
   @ApiProblems('service_unavailable')
   async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language']);
-    const authorization = authorizationRequest(request.query);
+    const authorization = authorizationRequest(request.query, AUTHORIZATION_PARAMETERS);
     if (authorization.malformed && !authorization.redirectable) {
       return this.errorPage(reply, language, authorization.malformed);
     }
@@ -225,7 +246,7 @@ export class AuthorizeController {
     if (mediaTypeOf(request) !== FORM_CONTENT_TYPE) {
       throw new DomainError('unsupported_media_type', FORM_ONLY);
     }
-    const authorization = authorizationRequest(request.body);
+    const authorization = authorizationRequest(request.body, FORM_FIELDS);
     if (authorization.malformed) return this.errorPage(reply, language, authorization.malformed);
     const { fields } = authorization;
     const nonce = this.cookieNonce(request) ?? '';
