@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { DedicatedServer, TestStack, waitFor } from '@acct/testing';
+import { APPS, DedicatedServer, TestStack, waitFor } from '@acct/testing';
 
 /**
  * README "Operations": on SIGTERM a process finishes what is in flight and exits 0 within
@@ -41,5 +41,41 @@ describe('the mailer stopping while NATS is away', () => {
     await stack.startApp('mailer');
     expect(await readiness()).toBe(503);
     expect(await stack.terminateApp('mailer')).toEqual({ code: 0, signal: null });
+  });
+});
+
+/**
+ * A NATS that hangs (a partition, a stopped node: its socket stays open and answers nothing) is not one
+ * that is gone: draining a connection to it waits for an answer that never comes. Every process keeps
+ * NATS connections (the revocation notices; identity's outbox, the consumers of auth, the platform and
+ * the mailer), and each still stops cleanly within its grace, nothing being in flight.
+ */
+describe('every process stopping while NATS hangs', () => {
+  const GRACE_MS = 8000;
+  let stack: TestStack;
+  let nats: DedicatedServer;
+  let natsDir: string;
+
+  beforeAll(async () => {
+    natsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'shutdown-nats-hung-'));
+    nats = await DedicatedServer.nats(natsDir);
+    stack = await TestStack.start({ natsUrl: nats.url, env: { SHUTDOWN_GRACE_MS: String(GRACE_MS) } });
+  });
+
+  afterAll(async () => {
+    nats?.signal('SIGCONT');
+    await stack?.close();
+    await nats?.stop();
+    fs.rmSync(natsDir, { recursive: true, force: true });
+  });
+
+  it('each exits 0 on SIGTERM, within the grace', async () => {
+    await waitFor('the mailer ready', async () =>
+      (await fetch(stack.opsUrl('mailer', '/readyz'))).status === 200 ? true : undefined,
+    );
+    nats.signal('SIGSTOP');
+    // Past the grace a process exits 1 ("shutdown grace period over").
+    const exits = await Promise.all(APPS.map(async (app) => ({ app, ...(await stack.terminateApp(app)) })));
+    expect(exits).toEqual(APPS.map((app) => ({ app, code: 0, signal: null })));
   });
 });

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { AckPolicy, connect, DeliverPolicy, JsMsg, NatsConnection } from 'nats';
 
+import { drainConnection } from './drain';
 import { ensureStream } from './streams';
 
 /** How long JetStream waits for a message's ack before redelivering it (pushed back while it is handled). */
@@ -61,7 +62,7 @@ export class DurableConsumer {
         new Promise((resolve) => setTimeout(resolve, this.options.stopGraceMs ?? STOP_GRACE_MS).unref()),
       ]);
     }
-    await this.connection?.drain().catch(() => undefined);
+    await drainConnection(this.connection);
     // A loop still waiting for a broker that never came up is left to the process's exit.
     await Promise.race([this.loop, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   }

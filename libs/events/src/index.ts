@@ -1,3 +1,4 @@
+export * from './drain';
 export * from './durable-consumer';
 export * from './envelope';
 export * from './event-consumer';

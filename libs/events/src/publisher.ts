@@ -1,6 +1,7 @@
 import { withTimeout } from '@acct/observability';
 import { connect, JetStreamClient, NatsConnection } from 'nats';
 
+import { drainConnection } from './drain';
 import { ensureStream } from './streams';
 
 export interface PublisherOptions {
@@ -30,10 +31,13 @@ export class JetStreamPublisher {
     await js.publish(subject, data, { msgID: messageId, timeout });
   }
 
-  /** Drains an open connection; a connection still being attempted is closed as soon as it opens. */
+  /**
+   * Drains an open connection (closed without the drain when NATS hangs: drainConnection); a connection
+   * still being attempted is closed as soon as it opens.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    await this.connected?.drain().catch(() => undefined);
+    await drainConnection(this.connected);
   }
 
   private jetstream(): Promise<JetStreamClient> {

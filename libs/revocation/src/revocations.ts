@@ -1,3 +1,4 @@
+import { drainConnection } from '@acct/events';
 import { valueWithin, withTimeout } from '@acct/observability';
 import { DomainError } from '@acct/problem';
 import Redis from 'ioredis';
@@ -134,7 +135,7 @@ export class Revocations {
     this.stopped = true;
     clearInterval(this.timer);
     await this.syncing;
-    await this.nats?.drain().catch(() => undefined);
+    await drainConnection(this.nats);
     this.redis.disconnect();
   }
 

@@ -1,3 +1,4 @@
+import { drainConnection } from '@acct/events';
 import { ReadinessCheck, withTimeout } from '@acct/observability';
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { connect, NatsConnection } from 'nats';
@@ -42,10 +43,11 @@ export class NatsConnectionProvider implements ReadinessCheck, OnModuleDestroy {
 
   /**
    * Drains an open connection. One still being attempted (NATS away since the start) is not waited
-   * for, which would hold the shutdown until NATS came back: it is closed as soon as it opens.
+   * for, which would hold the shutdown until NATS came back: it is closed as soon as it opens. A NATS
+   * that hangs is not waited for either (drainConnection).
    */
   async onModuleDestroy() {
     this.closed = true;
-    await this.connected?.drain();
+    await drainConnection(this.connected);
   }
 }
