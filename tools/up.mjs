@@ -11,9 +11,11 @@
 //
 // The environment reaches every process unchanged. Added only for what this script starts itself:
 // S3_ENDPOINT (the local store, on LOCAL_S3_PORT, default 9000), SMTP_URL (the local catcher, on
-// LOCAL_SMTP_PORT, default 1025), and PUBLIC_URL and TOKEN_ISSUER (the gateway's address, when not
+// LOCAL_SMTP_PORT, default 1025), PUBLIC_URL and TOKEN_ISSUER (the gateway's address, when not
 // set: the mail's links and the OAuth discovery document then point at the gateway this script
-// starts, on whatever GATEWAY_PORT says). Their data goes to LOCAL_DATA_DIR (default .data): s3/ and mail/.
+// starts, on whatever GATEWAY_PORT says), and IDENTITY_GRPC_ADDR, AUTH_GRPC_ADDR and
+// PLATFORM_GRPC_ADDR (when not set: the services it starts, on whatever *_GRPC_PORT says). Their data
+// goes to LOCAL_DATA_DIR (default .data): s3/ and mail/.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -239,6 +241,13 @@ async function main() {
   env.PUBLIC_URL ||= gatewayUrl;
   // The issuer is also where RFC 8414 discovery sends clients (every endpoint is built from it).
   env.TOKEN_ISSUER ||= gatewayUrl;
+  // A service moved to another port (IDENTITY_GRPC_PORT=50061 npm run up) is called there by the others
+  // (a *_GRPC_ADDR is host:port, no IPv6 literal: an IPv6 BIND_HOST needs the addresses set).
+  if (!localHost(env).includes(':')) {
+    for (const service of ['IDENTITY', 'AUTH', 'PLATFORM']) {
+      env[`${service}_GRPC_ADDR`] ||= `${localHost(env)}:${portOf(`${service}_GRPC_PORT`, env)}`;
+    }
+  }
 
   step(`starting ${APPS.join(', ')}`);
   const startedAt = Date.now();

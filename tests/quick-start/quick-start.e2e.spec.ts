@@ -42,8 +42,16 @@ describe('npm run up (tools/up.mjs --json) on spare ports with its own databases
     // Its own broker: a shared one may hold other stacks' events for the durable consumers.
     nats = await DedicatedServer.nats(natsDir);
     ports = await sparePorts();
-    // Unset S3_ENDPOINT / SMTP_URL: up.mjs then starts its own object store and mail catcher.
-    env = upEnvironment({ ports, databasePrefix: `qs_${suffix}`, natsUrl: nats.url, dataDir });
+    // Unset S3_ENDPOINT / SMTP_URL: up.mjs then starts its own object store and mail catcher. Only the
+    // ports are moved, as a user moves a taken one (`IDENTITY_GRPC_PORT=50061 npm run up`): the services
+    // must then call each other there, with no *_GRPC_ADDR given.
+    env = upEnvironment({
+      ports,
+      databasePrefix: `qs_${suffix}`,
+      natsUrl: nats.url,
+      dataDir,
+      extra: { IDENTITY_GRPC_ADDR: undefined, AUTH_GRPC_ADDR: undefined, PLATFORM_GRPC_ADDR: undefined },
+    });
     up = new Up(env);
   });
 
