@@ -1,5 +1,6 @@
 import {
   commonEnv,
+  ConfigError,
   databaseUrl,
   grpcAddresses,
   loadConfig,
@@ -32,5 +33,14 @@ export const identityEnv = {
 };
 
 export type IdentityConfig = ReturnType<typeof loadIdentityConfig>;
-export const loadIdentityConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(identityEnv, env);
+export const loadIdentityConfig = (env: NodeJS.ProcessEnv = process.env) => {
+  const config = loadConfig(identityEnv, env);
+  // argon2 needs 8 KiB per lane (RFC 9106 §3.1): refused here by name, not by the first hash at start-up.
+  if (config.ARGON2_MEMORY_KIB < 8 * config.ARGON2_PARALLELISM) {
+    throw new ConfigError([
+      `ARGON2_MEMORY_KIB: must be at least 8 × ARGON2_PARALLELISM (${8 * config.ARGON2_PARALLELISM})`,
+    ]);
+  }
+  return config;
+};
 export const IDENTITY_CONFIG = Symbol('IDENTITY_CONFIG');
