@@ -331,12 +331,23 @@ describe('the OpenAPI document against real responses', () => {
       exhaust(() => call('/v2/users', { token: throttledToken, body: { email: email('many'), display_name: 'Many' } })),
     // GET /v2/users/me
     'GET /v2/users/me 200': () => call('/v2/users/me', { token: adminToken }),
+    'GET /v2/users/me 304': async () => {
+      const first = await call('/v2/users/me', { token: adminToken });
+      return call('/v2/users/me', { token: adminToken, headers: { 'if-none-match': first.headers.get('etag')! } });
+    },
     'GET /v2/users/me 401': () => call('/v2/users/me', { headers: { authorization: 'Bearer not.a.jwt' } }),
     'GET /v2/users/me 403': () => call('/v2/users/me', { token: systemOnlyToken }),
     'GET /v2/users/me 404': () => call('/v2/users/me', { token: clientToken }),
     'GET /v2/users/me 429': () => exhaust(() => call('/v2/users/me', { token: throttledToken })),
     // GET /v2/users/{id}
     'GET /v2/users/{id} 200': () => call(`/v2/users/${org.admin_user_id}`, { token: adminToken }),
+    'GET /v2/users/{id} 304': async () => {
+      const first = await call(`/v2/users/${org.admin_user_id}`, { token: adminToken });
+      return call(`/v2/users/${org.admin_user_id}`, {
+        token: adminToken,
+        headers: { 'if-none-match': first.headers.get('etag')! },
+      });
+    },
     'GET /v2/users/{id} 401': () => call(`/v2/users/${org.admin_user_id}`),
     'GET /v2/users/{id} 403': () => call(`/v2/users/${org.admin_user_id}`, { token: systemOnlyToken }),
     'GET /v2/users/{id} 404': () => call(`/v2/users/${randomUUID()}`, { token: adminToken }),

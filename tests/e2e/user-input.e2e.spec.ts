@@ -65,6 +65,27 @@ describe('user input the gateway must judge as identity does', () => {
     expect(after.headers.get('etag')).toBe(created.headers.get('etag'));
   });
 
+  // RFC 9110 §13.2.1: a server that sends an ETag evaluates If-None-Match, so a client revalidating its
+  // copy of a user gets 304 while it is current and the new user once it changed.
+  it('answers a GET naming the user’s current ETag in If-None-Match 304 without a body, and 200 once it changed', async () => {
+    const created = await api.createUser(token, { email: uniqueEmail('conditional'), display_name: 'Ada' });
+    const etag = created.headers.get('etag')!;
+    for (const path of [`/v2/users/${created.body.id}`, '/v2/users/me']) {
+      const current = path.endsWith('/me') ? (await api.call(path, { token })).headers.get('etag')! : etag;
+      const unchanged = await api.call(path, { token, headers: { 'if-none-match': `W/"x", ${current}` } });
+      expect({ status: unchanged.status, etag: unchanged.headers.get('etag'), body: unchanged.text }).toEqual({
+        status: 304,
+        etag: current,
+        body: '',
+      });
+    }
+    await api.call(`/v2/users/${created.body.id}`, { token, method: 'PATCH', json: { display_name: 'Ada L.' } });
+    const changed = await api.call<User>(`/v2/users/${created.body.id}`, { token, headers: { 'if-none-match': etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.display_name).toBe('Ada L.');
+    expect(changed.headers.get('etag')).not.toBe(etag);
+  });
+
   it('refuses a password holding a lone surrogate instead of storing the hash of another text', async () => {
     const email = uniqueEmail('surrogate-password');
     const answer = await api.createUser(token, { email, display_name: 'Ada', password: 'correct horse\ud800' });

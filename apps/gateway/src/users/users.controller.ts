@@ -6,6 +6,7 @@ import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { IdentityBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
+import { ifNoneMatchMatches } from '../http/conditional';
 import { fingerprintKey, requestFingerprint } from '../http/fingerprint';
 import { jsonObjectBody } from '../http/request-body';
 import { parseBothOrFail, parseOrFail } from '../http/validation';
@@ -24,7 +25,17 @@ import {
 } from './user.resource';
 import { listUsersQuery, patchUserBody } from './user-admin.schema';
 
+const NOT_MODIFIED = {
+  status: 304,
+  description: 'Not modified: `If-None-Match` names the user’s current ETag (sent again, without a body).',
+};
 const ETAG = { ETag: header('The strong entity tag of the user; send it back as `If-Match` to change it safely.') };
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  required: false,
+  description: 'Answer `304` without a body while the user’s ETag is one of these (or `*`).',
+  schema: { type: 'string' as const },
+};
 const IF_MATCH = {
   name: 'If-Match',
   required: false,
@@ -122,8 +133,13 @@ export class UsersController {
   @RateLimited('users.read')
   @ApiOperation({ operationId: 'getCurrentUser', summary: 'The user the access token belongs to' })
   @ApiJsonResponse(200, 'The caller.', userResource, ETAG)
+  @ApiHeader(IF_NONE_MATCH)
+  @ApiResponse(NOT_MODIFIED)
   @ApiProblems('not_found', 'service_unavailable')
-  me(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<UserResource> {
+  me(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<UserResource | undefined> {
     return this.get(request, reply, 'me');
   }
 
@@ -132,12 +148,14 @@ export class UsersController {
   @RateLimited('users.read')
   @ApiOperation({ operationId: 'getUser', summary: "A user of the caller's org" })
   @ApiJsonResponse(200, 'The user.', userResource, ETAG)
+  @ApiHeader(IF_NONE_MATCH)
+  @ApiResponse(NOT_MODIFIED)
   @ApiProblems('not_found', 'service_unavailable')
   byId(
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('id') id: string,
-  ): Promise<UserResource> {
+  ): Promise<UserResource | undefined> {
     return this.get(request, reply, id);
   }
 
@@ -288,8 +306,17 @@ export class UsersController {
     );
   }
 
-  private async get(request: AuthenticatedRequest, reply: FastifyReply, id: string): Promise<UserResource> {
+  /**
+   * The user, or `304` with its ETag and no body when `If-None-Match` names its current tag (RFC 9110
+   * §13.2.1: a server that sends an ETag evaluates the condition): a client revalidating its copy.
+   */
+  private async get(request: AuthenticatedRequest, reply: FastifyReply, id: string): Promise<UserResource | undefined> {
     const { user } = await this.identity.call('getUser', { id }, { accessToken: request.accessToken });
-    return userAnswer(reply, user);
+    const resource = userAnswer(reply, user);
+    if (user?.etag && ifNoneMatchMatches(request.headers['if-none-match'], `"${user.etag}"`)) {
+      void reply.status(304);
+      return undefined;
+    }
+    return resource;
   }
 }
