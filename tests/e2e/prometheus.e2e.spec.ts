@@ -134,6 +134,24 @@ describe('Prometheus: the alert rules and every process /metrics pass promtool',
     expect([status, output]).toEqual([0, expect.stringMatching(/SUCCESS/)]);
   });
 
+  it('OutboxStuck fires when one identity replica cannot read its outbox while another can', () => {
+    // -1 is "could not count" (the database unreachable); the other replica's 0 must not hide it.
+    const series = new Map([
+      ['identity_outbox_backlog{instance="identity-a",service="identity"}', '-1x60'],
+      ['identity_outbox_backlog{instance="identity-b",service="identity"}', '0x60'],
+    ]);
+    const { status, output } = evaluateAlert('OutboxStuck', series, [
+      {
+        exp_labels: { severity: 'page' },
+        exp_annotations: {
+          summary: "Mail and usage updates are delayed (identity's outbox is not draining)",
+          runbook: 'docs/runbook.md#stuck-outbox-or-mail',
+        },
+      },
+    ]);
+    expect([status, output]).toEqual([0, expect.stringMatching(/SUCCESS/)]);
+  });
+
   it('LoginFailureRatioHigh judges password logins: not an MFA step, not diluted by other grants', () => {
     const attempts = (grant: string, outcome: string) =>
       `auth_login_attempts_total{grant_type="${grant}",outcome="${outcome}",service="auth"}`;
