@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 
-import { parseBatch, Revocation } from './revocation';
+import { inWriteBatches, parseBatch, Revocation } from './revocation';
 
 /** The stream's key (under the client's REDIS_KEY_PREFIX). */
 export const REVOCATION_STREAM = 'revocations';
@@ -30,10 +30,17 @@ export class RedisRevocationLog {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** One entry per WRITE_BATCH revocations, all in one transaction; answers the last entry's id. */
   async append(revocations: readonly Revocation[]): Promise<string> {
     const minId = `${Math.max(0, this.now() - this.retentionMs)}-0`;
-    const id = await this.redis.xadd(REVOCATION_STREAM, 'MINID', '~', minId, '*', 'e', JSON.stringify(revocations));
-    return id ?? '';
+    const transaction = this.redis.multi();
+    for (const batch of inWriteBatches(revocations)) {
+      transaction.xadd(REVOCATION_STREAM, 'MINID', '~', minId, '*', 'e', JSON.stringify(batch));
+    }
+    const results = (await transaction.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+    const [, id] = results.at(-1) ?? [];
+    return typeof id === 'string' ? id : '';
   }
 
   /** Everything after `afterId` (exclusive); FIRST_ID for the whole stream. */

@@ -23,6 +23,22 @@ export type Revocation = z.output<typeof revocationSchema>;
 
 export const revocationBatchSchema = z.array(revocationSchema).max(10_000);
 
+/**
+ * The most revocations one stream entry or notice carries when written: well under what a reader
+ * takes (revocationBatchSchema) and NATS's 1 MiB payload. A longer list (the revocations that piled up
+ * while Redis was away) is written as several: one over the reader's maximum was dropped whole.
+ */
+export const WRITE_BATCH = 1000;
+
+/** `revocations` in order, as lists of at most WRITE_BATCH. */
+export function inWriteBatches(revocations: readonly Revocation[]): Revocation[][] {
+  const batches: Revocation[][] = [];
+  for (let start = 0; start < revocations.length; start += WRITE_BATCH) {
+    batches.push(revocations.slice(start, start + WRITE_BATCH));
+  }
+  return batches;
+}
+
 /** What the check needs of a verified access token (its claims). */
 export interface RevocableToken {
   jti: string;

@@ -153,6 +153,49 @@ describe('Revocations (real Redis and NATS, several independent instances)', () 
       });
     });
 
+    it('stores what piled up while Redis was away so that a process started later can read all of it', async () => {
+      const stored: string[] = [];
+      const logger = { log: (message: string) => stored.push(message), warn: () => undefined };
+      const a = await instance({ redisUrl: redis.url, timeoutMs: 200, logger });
+      await redis.stop();
+      // A long outage: revocations refused one after the other (and their callers' retries) pile up.
+      const disabled = token({ iat: Math.floor(Date.now() / 1000) - 30 });
+      await a.revokeSubject(disabled.orgId, disabled.sub, Date.now()).catch(() => undefined);
+      const expiresAt = Date.now() + 60_000;
+      const piled = Array.from({ length: 10_000 }, () => ({ kind: 'token' as const, jti: randomUUID(), expiresAt }));
+      await a.revoke(piled).catch(() => undefined);
+      await redis.start();
+      await waitFor(
+        'the piled-up revocations stored',
+        () => stored.some((line) => /stored \d+/.test(line)) || undefined,
+        {
+          timeoutMs: 10_000,
+        },
+      );
+
+      const later = await instance({ redisUrl: redis.url });
+      expect(later.isRevoked(disabled)).toBe(true);
+      expect(later.isRevoked(token({ jti: piled[9_999].jti }))).toBe(true);
+    });
+
+    it('keeps a revocation retried while Redis is away once, however often it was retried', async () => {
+      const stored: string[] = [];
+      const logger = { log: (message: string) => stored.push(message), warn: () => undefined };
+      const a = await instance({ redisUrl: redis.url, timeoutMs: 100, logger });
+      await redis.stop();
+      // A session-ending event redelivered every second or two, a client retrying its 503: the same one.
+      const disabled = token();
+      const before = Date.now();
+      for (let attempt = 0; attempt < 20; attempt++) {
+        await a.revokeSubject(disabled.orgId, disabled.sub, before).catch(() => undefined);
+      }
+      await redis.start();
+      await waitFor('the retried revocation stored', () => stored.find((line) => /stored \d+/.test(line)), {
+        timeoutMs: 10_000,
+      });
+      expect(stored.find((line) => /stored \d+/.test(line))).toContain('stored 1 ');
+    });
+
     it('is not loaded, and refuses every check (503), while it never could read Redis', async () => {
       await redis.stop();
       const blind = await instance({ redisUrl: redis.url, timeoutMs: 200 });

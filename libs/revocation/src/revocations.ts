@@ -5,7 +5,7 @@ import Redis from 'ioredis';
 import { connect, Events, NatsConnection } from 'nats';
 
 import { FIRST_ID, RedisRevocationLog } from './redis-revocation-log';
-import { parseBatch, RevocableToken, Revocation } from './revocation';
+import { inWriteBatches, parseBatch, RevocableToken, Revocation } from './revocation';
 import { RevocationSet } from './revocation-set';
 
 export interface RevocationsOptions {
@@ -83,9 +83,11 @@ export class Revocations {
   private lastSweep = 0;
   /**
    * Revocations Redis could not store when they were made (their caller was told so, or logged it):
-   * the next catch-up that reaches Redis stores them, so processes started later know them too.
+   * the next catch-up that reaches Redis stores them, so processes started later know them too. Each
+   * is kept once, by its value: a caller retrying the same one (a redelivered session-ending event, a
+   * client's retry of its 503) through a long outage added a copy per attempt, memory and all.
    */
-  private unstored: Revocation[] = [];
+  private readonly unstored = new Map<string, Revocation>();
   private timer?: NodeJS.Timeout;
   private stopped = false;
   /** Handlers of other caches' invalidation notices, by topic (see `onNotice`). */
@@ -184,12 +186,12 @@ export class Revocations {
   async revoke(revocations: Revocation[]): Promise<void> {
     if (revocations.length === 0) return;
     this.set.addAll(revocations);
-    this.nats?.publish(this.subject, JSON.stringify(revocations));
+    for (const batch of inWriteBatches(revocations)) this.nats?.publish(this.subject, JSON.stringify(batch));
     try {
       await this.store(revocations);
     } catch (error) {
       this.options.logger?.warn(`revocation not stored: ${(error as Error).message}; stored once Redis answers`);
-      this.unstored.push(...revocations);
+      this.keepUnstored(revocations);
       throw new DomainError('service_unavailable', 'The revocation could not be stored; retry.', { retryAfter: 1 });
     }
   }
@@ -257,10 +259,10 @@ export class Revocations {
       }
       this.failing = true;
     }
-    if (!this.failing && this.unstored.length > 0) await this.storeUnstored();
+    if (!this.failing && this.unstored.size > 0) await this.storeUnstored();
     if (this.now() - this.lastSweep > SWEEP_INTERVAL_MS) {
       this.set.sweep();
-      this.unstored = this.unstored.filter((revocation) => revocation.expiresAt > this.now());
+      for (const [key, revocation] of this.unstored) if (revocation.expiresAt <= this.now()) this.unstored.delete(key);
       this.lastSweep = this.now();
     }
   }
@@ -272,15 +274,19 @@ export class Revocations {
 
   /** Stores the revocations Redis could not take when they were made; those it still cannot wait. */
   private async storeUnstored(): Promise<void> {
-    const pending = this.unstored.filter((revocation) => revocation.expiresAt > this.now());
-    this.unstored = [];
+    const pending = [...this.unstored.values()].filter((revocation) => revocation.expiresAt > this.now());
+    this.unstored.clear();
     if (pending.length === 0) return;
     try {
       await this.store(pending);
       this.options.logger?.log(`revocations: stored ${pending.length} that Redis could not take before`);
     } catch {
-      this.unstored.unshift(...pending);
+      this.keepUnstored(pending);
     }
+  }
+
+  private keepUnstored(revocations: readonly Revocation[]): void {
+    for (const revocation of revocations) this.unstored.set(JSON.stringify(revocation), revocation);
   }
 
   private untilRedisReady(): Promise<void> {
