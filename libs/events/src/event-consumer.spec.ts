@@ -1,3 +1,4 @@
+import { currentRequestId } from '@acct/observability';
 import { Logger } from '@nestjs/common';
 import { JsMsg } from 'nats';
 
@@ -20,8 +21,12 @@ const delivered = (subject: string, body: string) => ({ subject, seq: 7, string:
 class EnabledUsers extends EventConsumer<typeof USER_ENABLED> {
   readonly seen: Array<EventOf<typeof USER_ENABLED>> = [];
   readonly warnings: string[] = [];
+  /** The request id of the context each warning was logged in (what its log line carries). */
+  readonly warningRequestIds: Array<string | undefined> = [];
+  /** The request id of the context handleEvent ran in. */
+  handledInRequest?: string;
 
-  constructor(private readonly outcome: Outcome = 'ack') {
+  constructor(private readonly outcome: Outcome | Error = 'ack') {
     super({
       natsUrl: 'nats://127.0.0.1:9',
       name: 'test',
@@ -30,12 +35,18 @@ class EnabledUsers extends EventConsumer<typeof USER_ENABLED> {
       types: [USER_ENABLED],
       logger: new Logger('test'),
     });
-    jest.spyOn(this.logger, 'warn').mockImplementation((message: string) => void this.warnings.push(message));
+    jest.spyOn(this.logger, 'warn').mockImplementation((message: string) => {
+      this.warnings.push(message);
+      this.warningRequestIds.push(currentRequestId());
+    });
   }
 
-  protected handleEvent(event: EventOf<typeof USER_ENABLED>): Promise<Outcome> {
+  protected async handleEvent(event: EventOf<typeof USER_ENABLED>): Promise<Outcome> {
     this.seen.push(event);
-    return Promise.resolve(this.outcome);
+    await Promise.resolve();
+    this.handledInRequest = currentRequestId();
+    if (this.outcome instanceof Error) throw this.outcome;
+    return this.outcome;
   }
 }
 
@@ -62,5 +73,22 @@ describe('EventConsumer', () => {
     await expect(consumer.handle(delivered(USER_ENABLED, body))).resolves.toBe('reject');
     expect(consumer.seen).toEqual([]);
     expect(consumer.warnings).toEqual([expect.stringMatching(/^rejected identity\.user\.enabled #7: /)]);
+  });
+
+  it("handles an event in the context of the request that raised it, so the handler's lines carry its request id", async () => {
+    const consumer = new EnabledUsers();
+    const event = { ...enabled, request_id: 'req-42' };
+    await expect(consumer.handle(delivered(USER_ENABLED, JSON.stringify(event)))).resolves.toBe('ack');
+    expect(consumer.handledInRequest).toBe('req-42');
+  });
+
+  it('logs a failed event with its request id and has it redelivered', async () => {
+    const consumer = new EnabledUsers(new Error('database unavailable'));
+    const event = { ...enabled, request_id: 'req-42' };
+    await expect(consumer.handle(delivered(USER_ENABLED, JSON.stringify(event)))).resolves.toBe('retry');
+    expect(consumer.warnings).toEqual([
+      expect.stringMatching(/^identity\.user\.enabled #7 failed: database unavailable/),
+    ]);
+    expect(consumer.warningRequestIds).toEqual(['req-42']);
   });
 });

@@ -1,3 +1,4 @@
+import { runInRequestContext } from '@acct/observability';
 import { Inject, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { JsMsg } from 'nats';
@@ -16,6 +17,8 @@ export interface EventConsumerOptions<Type extends EventType> extends Omit<Durab
  * `onModuleDestroy`). A message of one of its types is read against that type's schema
  * (EVENT_SCHEMAS) and handed to `handleEvent`; one that is not JSON or not a valid event is logged
  * (`logRejection`) and rejected (it could never work, so it is not redelivered).
+ * An event is handled in the context of the request that raised it (its `request_id`), so every line
+ * the handler logs, and its failure's, carries that request id as the request's other lines do.
  */
 export abstract class EventConsumer<Type extends EventType> implements OnApplicationBootstrap, OnModuleDestroy {
   protected readonly logger: Logger;
@@ -71,7 +74,21 @@ export abstract class EventConsumer<Type extends EventType> implements OnApplica
       this.logRejection(message, json, parsed.error.message);
       return 'reject';
     }
-    return this.handleEvent(parsed.data as EventOf<Type>, message);
+    const event = parsed.data as EventOf<Type>;
+    const requestId = event.request_id;
+    return requestId
+      ? runInRequestContext({ requestId }, () => this.handleLogged(event, message))
+      : this.handleLogged(event, message);
+  }
+
+  /** handleEvent, its failure logged (in the event's request context) and the event redelivered. */
+  private async handleLogged(event: EventOf<Type>, message: JsMsg): Promise<Outcome> {
+    try {
+      return await this.handleEvent(event, message);
+    } catch (error) {
+      this.logger.warn(`${message.subject} #${message.seq} failed: ${(error as Error).message}; retrying`);
+      return 'retry';
+    }
   }
 
   /** One valid event of its types: `ack` when done, `retry` (or throw) to have it redelivered. */

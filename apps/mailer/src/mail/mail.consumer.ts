@@ -156,7 +156,8 @@ export class MailConsumer extends EventConsumer<MailEventType> {
     const job = jobOf(event);
     if (!job) return 'ack';
     const labels = labelsOf(event);
-    const log = this.mailLogger.child({ event_id: job.eventId, request_id: labels.requestId, kind: job.kind });
+    // The request id comes from the event's request context (EventConsumer), as on every line of it.
+    const log = this.mailLogger.child({ event_id: job.eventId, kind: job.kind });
     let archived: Buffer;
     try {
       const done = await this.archive.outcomeOf(job.eventId);
