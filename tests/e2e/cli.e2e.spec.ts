@@ -170,6 +170,24 @@ describe('the operator CLI behaves like one', () => {
       expect(JSON.parse(accepted.stdout)).toMatchObject({ name: 'Object storage', limit: 2.5 });
     });
 
+    it.each([
+      // The gateways get the API requests limit as a 64-bit integer: 10^19 reached them as
+      // -8446744073709551616 and 2^64 as 0, so an org given a limit meant as "unlimited" was refused
+      // every request; past 2^53 a number is not even the one typed.
+      ['API requests', '10000000000000000000'],
+      ['API requests', '18446744073709551616'],
+      ['Users', '9007199254740993'],
+    ])('refuses set-quota %j --limit %s, past the whole numbers a limit can carry, storing nothing', (name, limit) => {
+      const orgId = crypto.randomUUID();
+      const args = ['set-quota', '--org-id', orgId, '--dimension', 'api', '--name', name, '--limit'];
+      const refused = cli([...args, limit, '--json'], stack.env);
+      expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 1, stdout: '' });
+      expect(refused.stderr).toContain('--limit');
+      const largest = cli([...args, String(Number.MAX_SAFE_INTEGER), '--json'], stack.env);
+      expect(largest.status).toBe(0);
+      expect(JSON.parse(largest.stdout)).toMatchObject({ name, limit: Number.MAX_SAFE_INTEGER });
+    });
+
     it.each([' ', '0x10', '1e3'])('refuses set-quota --limit %j instead of storing a number read from it', (limit) => {
       const orgId = crypto.randomUUID();
       const args = ['set-quota', '--org-id', orgId, '--dimension', 'api', '--name', 'API requests', '--limit', limit];

@@ -78,10 +78,13 @@ async function main() {
         );
         // Users, instances and requests are counted whole: a fraction would be enforced as another limit
         // than the one shown (the gateways get the API requests limit as an integer).
+        // And exactly: past 2^53 a number is not the one typed, and the gateways' 64-bit copy of a larger
+        // one wraps (10^19 arrived negative, 2^64 as 0: every request of the org refused).
         const whole = known?.unit === 'count' || known?.unit === 'req/day';
-        if (!orgId || !known || !Number.isFinite(limit) || limit < 0 || (whole && !Number.isInteger(limit))) {
+        if (!orgId || !known || !Number.isFinite(limit) || limit < 0 || (whole && !Number.isSafeInteger(limit))) {
           throw new Error(
-            'set-quota needs --org-id, a known --dimension/--name pair and a --limit ≥ 0 (a whole number for a count)',
+            'set-quota needs --org-id, a known --dimension/--name pair and a --limit ≥ 0 ' +
+              `(a whole number up to ${Number.MAX_SAFE_INTEGER} for a count)`,
           );
         }
         await new QuotasRepository(prisma).setOverride(orgId, values.dimension!, values.name!, limit);
