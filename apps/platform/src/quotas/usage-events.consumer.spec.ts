@@ -107,6 +107,14 @@ describe('UsageReportedConsumer and UserCountConsumer', () => {
     expect(statement.sql).toContain('WHERE quota_usage.reported_at <= EXCLUDED.reported_at');
   });
 
+  it("counts a report naming its org's id in capitals for that org (the quota is read under the id in lower case)", async () => {
+    const orgId = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+    const data = { org_id: orgId.toUpperCase(), dimension: 'compute', name: 'Instances', used: 3 };
+    await expect(usage.handle(message(USAGE_REPORTED, event(USAGE_REPORTED, data)))).resolves.toBe('ack');
+    const [statement] = applied[0].statements;
+    expect(statement.values).toEqual([orgId, 'compute', 'Instances', 3, new Date(AT)]);
+  });
+
   it('rejects (never redelivers) a message that is not JSON or not the event it claims to be, and counts nothing', async () => {
     await expect(users.handle(message(USER_CREATED, '{not json'))).resolves.toBe('reject');
     const { org_id: _missing, ...withoutOrg } = userData;

@@ -32,10 +32,12 @@ export class UsageReportedConsumer extends EventConsumer<typeof USAGE_REPORTED> 
 
   protected async handleEvent(event: EventOf<typeof USAGE_REPORTED>): Promise<'ack'> {
     const { org_id, dimension, name, used } = event.data;
+    // Org ids are UUIDs, which a publisher may write in capitals (RFC 9562 §4: case-insensitive); the
+    // org's quotas are read under identity's lower-case id, so a report stored as written was never shown.
     await this.repository.applyOnce(
       event.id,
       event.type,
-      setGauge(org_id, dimension, name, used, new Date(event.occurred_at)),
+      setGauge(org_id.toLowerCase(), dimension, name, used, new Date(event.occurred_at)),
     );
     return 'ack';
   }
