@@ -57,6 +57,37 @@ describe('dependency failures', () => {
     expect(isDependencyUnavailable(Object.assign(new Error('starting up'), { code: '57P03' }))).toBe(true);
   });
 
+  it('recognises a database that refuses more connections (max_connections, a role or database limit)', () => {
+    // As Postgres, pg and Prisma's driver adapter report it (a role with CONNECTION LIMIT 0).
+    const refused = { code: '53300', severity: 'FATAL', message: 'too many connections for role "app"' };
+    expect(isDependencyUnavailable(Object.assign(new Error(refused.message), refused))).toBe(true);
+    const driverAdapterError = Object.assign(new Error('TooManyConnections'), {
+      cause: { originalCode: '53300', originalMessage: refused.message, kind: 'TooManyConnections' },
+    });
+    const model = Object.assign(new Error(`Too many database connections opened: ${refused.message}`), {
+      code: 'P2037',
+      meta: { modelName: 'Client', driverAdapterError },
+    });
+    expect(isDependencyUnavailable(model)).toBe(true);
+    const raw = Object.assign(new Error('Raw query failed.'), { code: 'P2010', meta: { driverAdapterError } });
+    expect(isDependencyUnavailable(raw)).toBe(true);
+  });
+
+  it('recognises a statement the database cancelled at its statement or lock timeout', () => {
+    for (const [code, message] of [
+      ['57014', 'canceling statement due to statement timeout'],
+      ['55P03', 'canceling statement due to lock timeout'],
+    ]) {
+      expect(isDependencyUnavailable(Object.assign(new Error(message), { code, severity: 'ERROR' }))).toBe(true);
+      const driverAdapterError = Object.assign(new Error(message), { cause: { kind: 'postgres', code, message } });
+      const raw = Object.assign(new Error(`Raw query failed. Code: \`${code}\`.`), {
+        code: 'P2010',
+        meta: { driverAdapterError },
+      });
+      expect(isDependencyUnavailable(raw)).toBe(true);
+    }
+  });
+
   it('leaves bugs and rule violations alone', () => {
     expect(isDependencyUnavailable(new TypeError('undefined is not a function'))).toBe(false);
     expect(isDependencyUnavailable(Object.assign(new Error('unique'), { code: 'P2002' }))).toBe(false);
