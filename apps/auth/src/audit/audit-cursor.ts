@@ -52,9 +52,17 @@ export function pageSize(limit: number): number {
 /**
  * The Prisma condition "strictly after `position`" in newest-first order: older, or as old with a
  * smaller id. Keyset pagination: no OFFSET, so rows added while paging are neither skipped nor repeated.
+ * `at <= position.at` says nothing the OR does not, but Postgres starts the index scan at it: from the
+ * OR alone it read every newer entry of the org and filtered them out (a page deep in a large org's
+ * audit read the whole org's history after it).
  */
 export const olderThan = (position: AuditPosition | undefined) =>
-  position ? { OR: [{ at: { lt: position.at } }, { at: position.at, id: { lt: position.id } }] } : {};
+  position
+    ? {
+        at: { lte: position.at },
+        OR: [{ at: { lt: position.at } }, { at: position.at, id: { lt: position.id } }],
+      }
+    : {};
 
 /** One page (`limit` + 1 rows were read) and the cursor of the next, when there is one. */
 export function pageOf<Row extends AuditPosition>(rows: Row[], limit: number): { rows: Row[]; next: string } {
