@@ -241,6 +241,24 @@ describe('the OpenAPI document', () => {
     expect(validate(toProblemDocument(new DomainError('email_taken', 'taken', { status: 400 }), 'req-1'))).toBe(false);
   });
 
+  it('documents 503 on every operation that takes an access token: one naming a key not yet read needs auth', () => {
+    const without503 = operations()
+      .filter(({ operation }) => (operation.security as unknown[] | undefined)?.length)
+      .filter(({ operation }) => !operation.responses['503'])
+      .map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    expect(without503).toEqual([]);
+  });
+
+  it("documents the defaults interface §4.1 gives a user creation's optional fields", () => {
+    const body = (document.components?.schemas as Record<string, Json>).CreateUserRequest as Json & {
+      properties: Record<string, Json & { properties?: Record<string, Json> }>;
+    };
+    expect(body.properties.roles.default).toEqual(['member']);
+    expect(body.properties.send_activation.default).toBe(true);
+    expect(body.properties.profile.properties?.locale.default).toBe('zh-CN');
+    expect(body.properties.profile.properties?.timezone.default).toBe('Asia/Shanghai');
+  });
+
   it('describes problem documents exactly as libs/problem builds them', () => {
     const validate = ajv.compile({ $ref: 'openapi.json#/components/schemas/Problem' });
     const withErrors = new DomainError('validation_failed', 'The request has invalid fields.', {

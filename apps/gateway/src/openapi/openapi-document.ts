@@ -165,6 +165,9 @@ function completeOperation(operation: OperationObject, access: Access, method: s
     operation.security = [{ [ACCESS_TOKEN]: access.scope ? [access.scope] : [] }];
     codes.add('unauthenticated');
     if (access.scope) codes.add('insufficient_scope');
+    // A token naming a key the gateway has not read yet (auth's newest) is verified once auth gives
+    // its key set: 503 while auth does not answer, on every route that takes a token.
+    codes.add('service_unavailable');
   } else {
     operation.security ??= [];
   }

@@ -37,7 +37,10 @@ export const roleList = z
   .min(1, 'must name at least one role')
   .refine((roles) => new Set(roles).size === roles.length, 'must not repeat a role');
 
-/** `POST /v2/users` body (interface §4.1, contract §3); unknown fields are refused. */
+/**
+ * `POST /v2/users` body (interface §4.1, contract §3); unknown fields are refused. The defaults are
+ * identity's (it applies them), stated for the document only: the parsed body keeps what was sent.
+ */
 export const createUserBody = z
   .object({
     email: trimmed.pipe(
@@ -50,9 +53,9 @@ export const createUserBody = z
     ),
     display_name: displayName,
     password: z.string().superRefine(byRule(passwordProblem)).optional(),
-    roles: roleList.optional(),
+    roles: roleList.optional().meta({ default: ['member'] }),
     org_id: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
-    send_activation: z.boolean().optional(),
+    send_activation: z.boolean().optional().meta({ default: true }),
     phone: z
       .string()
       .max(32, 'must be at most 32 characters')
@@ -60,8 +63,8 @@ export const createUserBody = z
       .describe('A mobile number with its country code (`+86 138-0013-8000`, `0086…`), stored as E.164.'),
     profile: z
       .object({
-        locale: languageTag.optional(),
-        timezone: timeZone.optional(),
+        locale: languageTag.optional().meta({ default: 'zh-CN' }),
+        timezone: timeZone.optional().meta({ default: 'Asia/Shanghai' }),
       })
       .strict()
       .optional(),
