@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { Caller, requireRole, requireScope, USERS_READ_SCOPE } from '@acct/access-token';
+import { Caller, requireScope, USERS_READ_SCOPE } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
 import { currentRequestId } from '@acct/observability';
@@ -106,9 +106,7 @@ export class AdminAudit {
     cursor: string,
   ): Promise<authV1.ListAdminAuditResponse> {
     requireScope(caller, USERS_READ_SCOPE);
-    const detail = "Only the org's admins may read the audit.";
-    requireRole(caller, 'admin', detail);
-    await requireStillAdmin(this.identity, caller, callerToken, detail);
+    await requireStillAdmin(this.identity, caller, callerToken, "Only the org's admins may read the audit.");
     const size = pageSize(limit);
     const rows = await this.repository.listForOrg(caller.orgId, decodeCursor(cursor), size + 1);
     const { rows: page, next } = pageOf(rows, size);

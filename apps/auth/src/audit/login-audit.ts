@@ -1,4 +1,4 @@
-import { Caller, requireRole, requireScope, USERS_READ_SCOPE } from '@acct/access-token';
+import { Caller, requireScope, USERS_READ_SCOPE } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { authV1 } from '@acct/contracts';
 import { DomainError, escapeControlCharacters } from '@acct/problem';
@@ -78,10 +78,8 @@ export class LoginAudit {
     request: authV1.ListLoginAuditRequest,
   ): Promise<authV1.ListLoginAuditResponse> {
     requireScope(caller, USERS_READ_SCOPE);
-    const detail = "Only the org's admins may read the login audit.";
-    requireRole(caller, 'admin', detail);
     // As identity says now: a disabled, deleted or demoted admin's token works until its revocation arrives.
-    await requireStillAdmin(this.identity, caller, callerToken, detail);
+    await requireStillAdmin(this.identity, caller, callerToken, "Only the org's admins may read the login audit.");
     const size = pageSize(request.limit);
     if (request.outcome && request.outcome !== 'success' && request.outcome !== 'failure') {
       throw new DomainError('validation_failed', 'outcome must be success or failure.', {

@@ -1,4 +1,4 @@
-import { Caller } from '@acct/access-token';
+import { Caller, requireRole } from '@acct/access-token';
 import { identityV1 } from '@acct/contracts';
 import { GrpcClient } from '@acct/grpc';
 import { DomainError } from '@acct/problem';
@@ -145,9 +145,9 @@ export class IdentityClient {
 }
 
 /**
- * A user acting as an admin on another user must still be one (identity's word, not its token's: a
- * disabled, deleted or demoted admin's token works until its revocation arrives); a client acts with
- * its configured roles.
+ * A caller acting as an admin must hold the role, and a user must still be one (identity's word, not
+ * its token's: a disabled, deleted or demoted admin's token works until its revocation arrives); a
+ * client acts with its configured roles. Refused with `detail` either way.
  */
 export async function requireStillAdmin(
   identity: IdentityClient,
@@ -155,6 +155,7 @@ export async function requireStillAdmin(
   callerToken: string,
   detail: string,
 ): Promise<void> {
+  requireRole(caller, 'admin', detail);
   if (caller.kind === 'user' && !(await identity.isActiveAdmin(callerToken))) {
     throw new DomainError('forbidden', detail);
   }

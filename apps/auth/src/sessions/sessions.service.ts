@@ -1,4 +1,4 @@
-import { Caller, namesCaller, requireRole, requireScope, requireUser } from '@acct/access-token';
+import { Caller, namesCaller, requireScope, requireUser } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
@@ -82,9 +82,7 @@ export class SessionsService {
     // Identity reads a UUID in any letter case; sessions and revocations are kept under the lower-case id.
     const id = userId.toLowerCase();
     requireScope(caller, scope);
-    const detail = "Only admins may see or end another user's sessions.";
-    requireRole(caller, 'admin', detail);
-    await requireStillAdmin(this.identity, caller, callerToken, detail);
+    await requireStillAdmin(this.identity, caller, callerToken, "Only admins may see or end another user's sessions.");
     if (!UUID.test(id) || !(await this.identity.visibleTo(callerToken, id))) throw notFound();
     return id;
   }
