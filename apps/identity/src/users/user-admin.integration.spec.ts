@@ -45,6 +45,29 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
     return user;
   };
 
+  /** An active admin of `org`, made by the org's admin; its id. */
+  const activeAdmin = async (org: SeededOrg, email: string, displayName: string) => {
+    const { user } = await creator.create(org.admin, { email, displayName, roles: ['admin'], requestFingerprint: '' });
+    await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
+    return user.id;
+  };
+
+  /**
+   * Three admins of `org` that its admin then disabled, deleted and demoted, in that order: their
+   * callers, whose tokens still say admin.
+   */
+  const staleAdmins = async (org: SeededOrg, domain: string) => {
+    const [disabled, deleted, demoted] = [
+      await activeAdmin(org, `disabled@${domain}`, 'disabled'),
+      await activeAdmin(org, `deleted@${domain}`, 'deleted'),
+      await activeAdmin(org, `demoted@${domain}`, 'demoted'),
+    ];
+    await statuses.disable(org.admin, disabled, []);
+    await deletes.delete(org.admin, deleted, []);
+    await updates.update(org.admin, demoted, [], { roles: ['member'] });
+    return [disabled, deleted, demoted].map((id) => userCaller(id, org.orgId, 'admin'));
+  };
+
   const list = (caller: Caller, query: Partial<ListUsersQuery> = {}) =>
     lists.list(caller, { status: '', q: '', limit: 0, cursor: '', ...query });
 
@@ -520,24 +543,8 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
     // one's token still says admin, but by then its holder was disabled, deleted or demoted.
     it('refuses a change by an admin that an earlier change disabled, deleted or demoted, whatever its token says', async () => {
       const org = await identity.seedOrg('stale-admins');
-      const admins: string[] = [];
-      for (const name of ['disabled', 'deleted', 'demoted']) {
-        const { user } = await creator.create(org.admin, {
-          email: `${name}@stale-admins.example.com`,
-          displayName: name,
-          roles: ['admin'],
-          requestFingerprint: '',
-        });
-        await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
-        admins.push(user.id);
-      }
-      const [disabled = '', deleted = '', demoted = ''] = admins;
       const target = await create(org);
-      await statuses.disable(org.admin, disabled, []);
-      await deletes.delete(org.admin, deleted, []);
-      await updates.update(org.admin, demoted, [], { roles: ['member'] });
-
-      for (const stale of [disabled, deleted, demoted].map((id) => userCaller(id, org.orgId, 'admin'))) {
+      for (const stale of await staleAdmins(org, 'stale-admins.example.com')) {
         const codes = [];
         for (const attempt of [
           () => updates.update(stale, target.id, [], { displayName: 'Taken over' }),
@@ -558,24 +565,8 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
 
     it('lists nothing to an admin that an earlier change disabled, deleted or demoted, whatever its token says', async () => {
       const org = await identity.seedOrg('stale-listers');
-      const admins: string[] = [];
-      for (const name of ['disabled', 'deleted', 'demoted']) {
-        const { user } = await creator.create(org.admin, {
-          email: `${name}@stale-listers.example.com`,
-          displayName: name,
-          roles: ['admin'],
-          requestFingerprint: '',
-        });
-        await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
-        admins.push(user.id);
-      }
-      const [disabled = '', deleted = '', demoted = ''] = admins;
-      await statuses.disable(org.admin, disabled, []);
-      await deletes.delete(org.admin, deleted, []);
-      await updates.update(org.admin, demoted, [], { roles: ['member'] });
-
       const codes = [];
-      for (const stale of [disabled, deleted, demoted].map((id) => userCaller(id, org.orgId, 'admin'))) {
+      for (const stale of await staleAdmins(org, 'stale-listers.example.com')) {
         codes.push(
           await list(stale).then(
             () => 'listed',
@@ -590,15 +581,9 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
     // a new admin account, and one disabled while its creation runs waits for it (its row is locked).
     it('refuses a creation by an admin that an earlier change disabled, whatever its token says', async () => {
       const org = await identity.seedOrg('stale-creator');
-      const { user } = await creator.create(org.admin, {
-        email: 'creator@stale-creator.example.com',
-        displayName: 'Creator',
-        roles: ['admin'],
-        requestFingerprint: '',
-      });
-      await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
-      const stale = userCaller(user.id, org.orgId, 'admin');
-      await statuses.disable(org.admin, user.id, []);
+      const creatorId = await activeAdmin(org, 'creator@stale-creator.example.com', 'Creator');
+      const stale = userCaller(creatorId, org.orgId, 'admin');
+      await statuses.disable(org.admin, creatorId, []);
       const error = await failure(
         creator.create(stale, {
           email: 'backdoor@stale-creator.example.com',
@@ -615,15 +600,9 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
     // while NATS is down until it is back) creates no more users, not even ones of its new role.
     it('refuses a creation by an admin that an earlier change demoted, whatever its token says', async () => {
       const org = await identity.seedOrg('demoted-creator');
-      const { user } = await creator.create(org.admin, {
-        email: 'creator@demoted-creator.example.com',
-        displayName: 'Creator',
-        roles: ['admin'],
-        requestFingerprint: '',
-      });
-      await prisma.user.update({ where: { id: user.id }, data: { status: 'active' } });
-      const stale = userCaller(user.id, org.orgId, 'admin');
-      await updates.update(org.admin, user.id, [], { roles: ['member'] });
+      const creatorId = await activeAdmin(org, 'creator@demoted-creator.example.com', 'Creator');
+      const stale = userCaller(creatorId, org.orgId, 'admin');
+      await updates.update(org.admin, creatorId, [], { roles: ['member'] });
       const error = await failure(
         creator.create(stale, {
           email: 'another@demoted-creator.example.com',
