@@ -43,15 +43,11 @@ describe("the login page's second step after the user's sessions were ended", ()
     ).client_id;
   });
 
-  afterAll(async () => {
-    await stack?.close();
-  });
-
-  it('refuses the code step of a sign-in whose password step came before an admin disabled the user', async () => {
-    // An active member with TOTP.
+  /** An active member named `email`, with a confirmed TOTP factor: its id, an access token, the secret. */
+  async function memberWithTotp(email: string, displayName: string) {
     const created = await call('/v2/users', {
       token: adminToken,
-      body: { email: 'mfa@login-page.test', display_name: 'Mfa', password: MEMBER_PASSWORD, send_activation: false },
+      body: { email, display_name: displayName, password: MEMBER_PASSWORD, send_activation: false },
     });
     const user = created.body as { id: string };
     const reset = await call(`/v2/users/${user.id}/reset-password`, { token: adminToken, body: { send_email: false } });
@@ -60,24 +56,30 @@ describe("the login page's second step after the user's sessions were ended", ()
       body: { password: MEMBER_PASSWORD },
     });
     const memberLogin = await call('/v2/auth/token', {
-      body: { grant_type: 'password', username: 'mfa@login-page.test', password: MEMBER_PASSWORD },
+      body: { grant_type: 'password', username: email, password: MEMBER_PASSWORD },
     });
-    const memberToken = (memberLogin.body as { access_token: string }).access_token;
-    const enrolled = await call('/v2/users/me/mfa/totp', { token: memberToken, body: { password: MEMBER_PASSWORD } });
+    const token = (memberLogin.body as { access_token: string }).access_token;
+    const enrolled = await call('/v2/users/me/mfa/totp', { token, body: { password: MEMBER_PASSWORD } });
     const { secret } = enrolled.body as { secret: string };
     const confirmed = await call('/v2/users/me/mfa/totp/confirm', {
-      token: memberToken,
+      token,
       body: { code: totp(secret, Date.now() - 30_000) },
     });
     expect(confirmed.status).toBe(200);
+    return { id: user.id, token, secret };
+  }
 
-    // The password step on the login page: the MFA page with its ticket.
+  /**
+   * The login page's password step for `email` (an authorization request with PKCE and `state`, from
+   * one address): the PKCE verifier, and the code step that sends the page's MFA ticket with `code`.
+   */
+  async function passwordStep(email: string, state: string) {
     const verifier = randomBytes(32).toString('base64url');
     const query = new URLSearchParams({
       response_type: 'code',
       client_id: spa,
       redirect_uri: APP,
-      state: 'state-1',
+      state,
       code_challenge: createHash('sha256').update(verifier).digest('base64url'),
       code_challenge_method: 'S256',
     });
@@ -101,12 +103,23 @@ describe("the login page's second step after the user's sessions were ended", ()
         },
         address,
       );
-    const passwordStep = await submit({ ...fields, username: 'mfa@login-page.test', password: MEMBER_PASSWORD });
-    expect(passwordStep.status).toBe(200);
-    const ticket = /name="mfa_ticket" value="([^"]+)"/.exec(await passwordStep.text())![1];
+    const step = await submit({ ...fields, username: email, password: MEMBER_PASSWORD });
+    expect(step.status).toBe(200);
+    const ticket = /name="mfa_ticket" value="([^"]+)"/.exec(await step.text())![1];
+    return { verifier, codeStep: (code: string) => submit({ ...fields, mfa_ticket: ticket, mfa_code: code }) };
+  }
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('refuses the code step of a sign-in whose password step came before an admin disabled the user', async () => {
+    // An active member with TOTP, and the password step on the login page: the MFA page with its ticket.
+    const { id: userId, token: memberToken, secret } = await memberWithTotp('mfa@login-page.test', 'Mfa');
+    const { verifier, codeStep: sendCode } = await passwordStep('mfa@login-page.test', 'state-1');
 
     // The admin disables the user; its sessions end everywhere within a second.
-    const disabled = await call(`/v2/users/${user.id}/disable`, { method: 'POST', token: adminToken });
+    const disabled = await call(`/v2/users/${userId}/disable`, { method: 'POST', token: adminToken });
     expect(disabled.status).toBe(200);
     await waitFor(
       "the member's sessions ended",
@@ -115,7 +128,7 @@ describe("the login page's second step after the user's sessions were ended", ()
     );
 
     // The code step of the sign-in begun before: the form is no longer valid (403), no code, no redirect.
-    const codeStep = await submit({ ...fields, mfa_ticket: ticket, mfa_code: totp(secret) });
+    const codeStep = await sendCode(totp(secret));
     const location = codeStep.headers.get('location');
     const code = location ? new URL(location).searchParams.get('code') : null;
     if (code) {
@@ -133,62 +146,10 @@ describe("the login page's second step after the user's sessions were ended", ()
     // 254 characters (contract §3): a 64-character local part and labels of at most 63.
     const email = `${'m'.repeat(64)}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(56)}.test`;
     expect(email).toHaveLength(254);
-    const created = await call('/v2/users', {
-      token: adminToken,
-      body: { email, display_name: 'Long', password: MEMBER_PASSWORD, send_activation: false },
-    });
-    const user = created.body as { id: string };
-    const reset = await call(`/v2/users/${user.id}/reset-password`, { token: adminToken, body: { send_email: false } });
-    await call('/v2/users/me/password', {
-      token: (reset.body as { token: string }).token,
-      body: { password: MEMBER_PASSWORD },
-    });
-    const memberLogin = await call('/v2/auth/token', {
-      body: { grant_type: 'password', username: email, password: MEMBER_PASSWORD },
-    });
-    const memberToken = (memberLogin.body as { access_token: string }).access_token;
-    const enrolled = await call('/v2/users/me/mfa/totp', { token: memberToken, body: { password: MEMBER_PASSWORD } });
-    const { secret } = enrolled.body as { secret: string };
-    const confirmed = await call('/v2/users/me/mfa/totp/confirm', {
-      token: memberToken,
-      body: { code: totp(secret, Date.now() - 30_000) },
-    });
-    expect(confirmed.status).toBe(200);
+    const { secret } = await memberWithTotp(email, 'Long');
+    const { verifier, codeStep: sendCode } = await passwordStep(email, 'state-2');
 
-    const verifier = randomBytes(32).toString('base64url');
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: spa,
-      redirect_uri: APP,
-      state: 'state-2',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-    });
-    const address = nextIp();
-    const page = await raw(`/v2/auth/authorize?${query.toString()}`, {}, address);
-    expect(page.status).toBe(200);
-    const fields = Object.fromEntries(
-      [...(await page.text()).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
-        m[1],
-        m[2],
-      ]),
-    ) as Record<string, string>;
-    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0];
-    const submit = (form: Record<string, string>) =>
-      raw(
-        '/v2/auth/authorize',
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-          body: new URLSearchParams(form).toString(),
-        },
-        address,
-      );
-    const passwordStep = await submit({ ...fields, username: email, password: MEMBER_PASSWORD });
-    expect(passwordStep.status).toBe(200);
-    const ticket = /name="mfa_ticket" value="([^"]+)"/.exec(await passwordStep.text())![1];
-
-    const codeStep = await submit({ ...fields, mfa_ticket: ticket, mfa_code: totp(secret) });
+    const codeStep = await sendCode(totp(secret));
     expect(codeStep.status).toBe(303);
     const location = new URL(codeStep.headers.get('location')!);
     expect(location.searchParams.get('state')).toBe('state-2');
