@@ -192,6 +192,9 @@ describe('ClientService (real Postgres)', () => {
       await expect(clients.authenticate(server.clientId, rotated.clientSecret)).resolves.toBeDefined();
       expect((await refusal(clients.rotateSecret(app.clientId))).code).toBe('validation_failed');
       expect((await refusal(clients.rotateSecret('nobody'))).code).toBe('not_found');
+      // An id no client can have (Postgres refuses U+0000 in text) is unknown, not an internal error.
+      expect((await refusal(clients.rotateSecret('no\u0000body'))).code).toBe('not_found');
+      expect((await refusal(clients.delete('no\u0000body'))).code).toBe('not_found');
 
       await clients.delete(server.clientId);
       await expect(clients.authenticate(server.clientId, rotated.clientSecret)).resolves.toBeUndefined();

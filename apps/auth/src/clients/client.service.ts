@@ -79,7 +79,7 @@ export class ClientService {
    * the HTTP Basic user reaches here undecided by the gateway's control-character check.
    */
   async find(clientId: string): Promise<OAuthClient | undefined> {
-    if (clientId.length === 0 || clientId.length > 200 || hasControlCharacter(clientId)) return undefined;
+    if (!mayNameClient(clientId)) return undefined;
     return (await this.clients.findForAuthentication(clientId)) ?? undefined;
   }
 
@@ -106,8 +106,8 @@ export class ClientService {
 
   /** A new secret for a confidential client; the old one stops working at once. */
   async rotateSecret(clientId: string): Promise<ClientCredentials> {
-    const client = clientId.length > 0 && clientId.length <= 200 ? await this.clients.findFresh(clientId) : undefined;
-    if (!client) throw new DomainError('not_found', `No client ${clientId}.`);
+    const client = mayNameClient(clientId) ? await this.clients.findFresh(clientId) : undefined;
+    if (!client) throw noClient(clientId);
     if (client.type === 'public') {
       throw validationFailed([{ field: 'client_id', message: 'is a public client, which has no secret' }]);
     }
@@ -121,9 +121,7 @@ export class ClientService {
    * refresh grant looks the client up); access tokens already issued live out their 2 hours.
    */
   async delete(clientId: string): Promise<void> {
-    if (clientId.length > 200 || !(await this.clients.delete(clientId))) {
-      throw new DomainError('not_found', `No client ${clientId}.`);
-    }
+    if (!mayNameClient(clientId) || !(await this.clients.delete(clientId))) throw noClient(clientId);
   }
 
   /**
@@ -160,6 +158,16 @@ export class ClientService {
 type ValidClient = Omit<OAuthClient, 'id' | 'secretHash'>;
 
 /** Every rule of contract §6 for a new client; all broken ones are reported at once. */
+/**
+ * Whether `clientId` may name a client at all: 1–200 characters, no control character (Postgres
+ * refuses U+0000 in text, so such an id must not reach a query; it names no client).
+ */
+function mayNameClient(clientId: string): boolean {
+  return clientId.length > 0 && clientId.length <= 200 && !hasControlCharacter(clientId);
+}
+
+const noClient = (clientId: string) => new DomainError('not_found', `No client ${JSON.stringify(clientId)}.`);
+
 function validateNewClient(request: NewClientRequest): ValidClient {
   const errors: FieldError[] = [];
   const name = request.name.trim();
