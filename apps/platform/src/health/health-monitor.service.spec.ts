@@ -46,6 +46,6 @@ describe('HealthMonitor before its first round of probes', () => {
       { component: 'cache', status: 'down', error: 'connection refused' },
     ]);
     await expect(monitor.check()).resolves.toBeUndefined();
-    monitor.onModuleDestroy();
+    await monitor.onModuleDestroy();
   });
 });

@@ -33,8 +33,10 @@ export class HealthMonitor implements OnApplicationBootstrap, OnModuleDestroy, R
     this.timer.unref();
   }
 
-  onModuleDestroy() {
+  /** Stops probing and closes every probe's connections (the probes are this module's, not Nest's providers). */
+  async onModuleDestroy() {
     clearInterval(this.timer);
+    await Promise.allSettled(this.probes.map(async (probe) => probe.close?.()));
   }
 
   /** Unready until the first round of probes is done (it is started if it was not yet). */

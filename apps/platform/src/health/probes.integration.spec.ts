@@ -4,7 +4,9 @@ import { DedicatedServer, freePort, waitFor } from '@acct/testing';
 import Redis from 'ioredis';
 import { connect } from 'nats';
 
-import { CacheProbe, MessageBusProbe } from './probes';
+import { loadPlatformConfig } from '../config';
+import { HealthMonitor } from './health-monitor.service';
+import { CacheProbe, MessageBusProbe, Probe } from './probes';
 
 describe('CacheProbe against a Redis of its own', () => {
   let server: DedicatedServer;
@@ -16,7 +18,7 @@ describe('CacheProbe against a Redis of its own', () => {
   });
 
   afterAll(async () => {
-    probe.onModuleDestroy();
+    probe.close();
     await server.stop();
   });
 
@@ -26,7 +28,7 @@ describe('CacheProbe against a Redis of its own', () => {
     try {
       await expect(fresh.run()).resolves.toBeUndefined();
     } finally {
-      fresh.onModuleDestroy();
+      fresh.close();
     }
   });
 
@@ -49,12 +51,52 @@ describe('CacheProbe against a Redis of its own', () => {
   });
 });
 
+describe('HealthMonitor on shutdown', () => {
+  let server: DedicatedServer;
+
+  beforeAll(async () => {
+    server = await DedicatedServer.redis();
+  });
+
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it("closes every probe's connections, even when one of them fails to close", async () => {
+    const admin = new Redis(server.url);
+    const probeConnections = async () => {
+      const clients = (await admin.call('CLIENT', 'LIST')) as string;
+      return clients.split('\n').filter((line) => line.includes('cmd=set')).length;
+    };
+    const failing: Probe = {
+      component: 'failing',
+      critical: false,
+      run: () => Promise.resolve(),
+      close: () => Promise.reject(new Error('already gone')),
+    };
+    const monitor = new HealthMonitor(
+      [failing, new CacheProbe(server.url, 1000), new CacheProbe(server.url, 1000)],
+      loadPlatformConfig({ HEALTH_PROBE_TIMEOUT_MS: '1000' }),
+    );
+    try {
+      await monitor.onApplicationBootstrap();
+      expect((await monitor.latest()).checks.map((check) => check.status)).toEqual(['up', 'up', 'up']);
+      expect(await probeConnections()).toBe(2);
+
+      await monitor.onModuleDestroy();
+      await waitFor('the probes to disconnect', async () => ((await probeConnections()) === 0 ? true : undefined));
+    } finally {
+      await admin.quit();
+    }
+  });
+});
+
 describe('MessageBusProbe against a NATS server of its own', () => {
   let server: ChildProcess | undefined;
   let probe: MessageBusProbe | undefined;
 
   afterEach(async () => {
-    await probe?.onModuleDestroy();
+    await probe?.close();
     const running = server;
     server = undefined;
     if (running && running.exitCode === null) {

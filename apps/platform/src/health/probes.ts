@@ -1,6 +1,5 @@
 import { createHealthClient, HealthClient } from '@acct/grpc';
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
 import { connect, NatsConnection } from 'nats';
 
@@ -11,6 +10,8 @@ export interface Probe {
   readonly component: string;
   readonly critical: boolean;
   run(timeoutMs: number): Promise<void>;
+  /** Closes what the probe holds open (a connection, a client); the monitor calls it on shutdown. */
+  close?(): Promise<void> | void;
 }
 
 export class DatabaseProbe implements Probe {
@@ -34,7 +35,7 @@ const PROBE_KEY_TTL_MS = 60_000;
  * queueing; only the first connection, still opening when the platform's first round runs, is waited
  * for (within the probe's timeout), so a Redis that is there is not reported down at start.
  */
-export class CacheProbe implements Probe, OnModuleDestroy {
+export class CacheProbe implements Probe {
   readonly component = 'cache';
   readonly critical = false;
   private readonly redis: Redis;
@@ -63,13 +64,13 @@ export class CacheProbe implements Probe, OnModuleDestroy {
     if (answer !== 'OK') throw new Error(`unexpected SET answer ${String(answer)}`);
   }
 
-  onModuleDestroy() {
+  close() {
     this.redis.disconnect();
   }
 }
 
 /** The S3-compatible store: HEAD of the bucket the mailer writes to. */
-export class ObjectStorageProbe implements Probe, OnModuleDestroy {
+export class ObjectStorageProbe implements Probe {
   readonly component = 'object_storage';
   readonly critical = false;
 
@@ -82,7 +83,7 @@ export class ObjectStorageProbe implements Probe, OnModuleDestroy {
     await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(timeoutMs) });
   }
 
-  onModuleDestroy() {
+  close() {
     this.s3.destroy();
   }
 }
@@ -92,7 +93,7 @@ export class ObjectStorageProbe implements Probe, OnModuleDestroy {
  * Every event is a JetStream message (the outbox publishes to streams, the consumers are durable), and
  * a server may answer while its JetStream does not (not enabled, no meta leader in a cluster).
  */
-export class MessageBusProbe implements Probe, OnModuleDestroy {
+export class MessageBusProbe implements Probe {
   readonly component = 'message_bus';
   readonly critical = false;
   private connection?: NatsConnection;
@@ -124,13 +125,13 @@ export class MessageBusProbe implements Probe, OnModuleDestroy {
     return this.connection;
   }
 
-  async onModuleDestroy() {
+  async close() {
     await this.connection?.close();
   }
 }
 
 /** A backend service: `grpc.health.v1.Health/Check` must answer SERVING. */
-export class BackendServiceProbe implements Probe, OnModuleDestroy {
+export class BackendServiceProbe implements Probe {
   readonly critical = true;
   private readonly client: HealthClient;
 
@@ -147,7 +148,7 @@ export class BackendServiceProbe implements Probe, OnModuleDestroy {
     if (status !== 'SERVING') throw new Error(`health status ${status}`);
   }
 
-  onModuleDestroy() {
+  close() {
     this.client.close();
   }
 }
