@@ -1,6 +1,7 @@
 import { drainConnection } from '@acct/events';
 import { valueWithin, withTimeout } from '@acct/observability';
 import { DomainError } from '@acct/problem';
+import { failFastRedis } from '@acct/redis';
 import Redis from 'ioredis';
 import { connect, Events, NatsConnection } from 'nats';
 
@@ -99,18 +100,13 @@ export class Revocations {
     this.lifetimeMs = (options.maxTokenLifetimeSeconds ?? 7200) * 1000;
     this.set = new RevocationSet(this.now);
     this.subject = noticeSubject(options.keyPrefix);
-    this.redis = new Redis(options.redisUrl, {
+    // Its failures are reported by the failing reads and writes.
+    this.redis = failFastRedis(options.redisUrl, {
       keyPrefix: options.keyPrefix,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: this.timeoutMs,
-      // A connection that answers nothing this long is closed and another opened: a failover or a
-      // partition leaves it open and silent, and a command's timeout alone never replaces it.
-      socketTimeout: Math.max(2000, this.timeoutMs),
-      connectTimeout: this.timeoutMs,
-      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      commandTimeoutMs: this.timeoutMs,
+      connectTimeoutMs: this.timeoutMs,
+      retryStepMs: 100,
     });
-    this.redis.on('error', () => undefined); // reported by the failing reads and writes
     this.log = new RedisRevocationLog(this.redis, this.lifetimeMs + MARGIN_MS, this.now);
   }
 

@@ -1,4 +1,5 @@
 import { createHealthClient, HealthClient } from '@acct/grpc';
+import { failFastRedis } from '@acct/redis';
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import Redis from 'ioredis';
 import { connect, NatsConnection } from 'nats';
@@ -42,19 +43,13 @@ export class CacheProbe implements Probe {
   private readonly firstConnection: Promise<void>;
 
   constructor(url: string, timeoutMs: number, keyPrefix = '') {
-    this.redis = new Redis(url, {
+    // Its failures are reported through the probe.
+    this.redis = failFastRedis(url, {
       keyPrefix,
-      lazyConnect: false,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: timeoutMs,
-      commandTimeout: timeoutMs,
-      // A connection that answers nothing this long is closed and another opened: a failover or a
-      // partition leaves it open and silent, and a command's timeout alone never replaces it.
-      socketTimeout: Math.max(2000, timeoutMs),
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+      commandTimeoutMs: timeoutMs,
+      connectTimeoutMs: timeoutMs,
+      retryStepMs: 200,
     });
-    this.redis.on('error', () => undefined); // reported through the probe, not as an unhandled event
     this.firstConnection = new Promise((resolve) => this.redis.once('ready', () => resolve()));
   }
 

@@ -1,4 +1,5 @@
 import { apiUsageKey } from '@acct/limits';
+import { failFastRedis } from '@acct/redis';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
 
@@ -16,16 +17,7 @@ export class ApiUsageReader implements OnModuleDestroy {
   private readonly lastKnown = new Map<string, { key: string; value: number }>();
 
   constructor(@Inject(PLATFORM_CONFIG) config: PlatformConfig) {
-    this.redis = new Redis(config.REDIS_URL, {
-      keyPrefix: config.REDIS_KEY_PREFIX,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 200,
-      // A connection that answers nothing this long is closed and another opened: a failover or a
-      // partition leaves it open and silent, and a command's timeout alone never replaces it.
-      socketTimeout: 2000,
-    });
-    this.redis.on('error', () => undefined);
+    this.redis = failFastRedis(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX, commandTimeoutMs: 200 });
   }
 
   async today(orgId: string, now = Date.now()): Promise<number> {
