@@ -34,6 +34,8 @@ import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared, routeDeclarations } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
 import { trustedProxies } from './http/trusted-proxies';
+import { discoveryPaths } from './http/well-known';
+import { DiscoveryController } from './oauth/discovery.controller';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 import { serveApiDocs } from './openapi/serve-api-docs';
 import { RateLimitHook } from './rate-limits/rate-limit.hook';
@@ -116,7 +118,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     done();
   });
   // A browser app's own calls (discovery, JWKS, token, revocation) are readable from its origin.
-  allowBrowserApps(fastify);
+  allowBrowserApps(fastify, config.TOKEN_ISSUER);
   // Only JSON is a body; everything else is 415 (the token endpoint adds form encoding itself).
   fastify.removeContentTypeParser('text/plain');
   // Nest's form parser, which keeps the bytes as `rawBody` (they must be UTF-8, see below); routes other
@@ -138,7 +140,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   assertRoutesDeclared(app);
   // How a request flows (README): authenticate → rate limit → guard → controller → gRPC backend.
   const authenticate = app.get(AuthenticateHook);
-  authenticate.tokenlessRoutes(routeDeclarations(app).filter((route) => route.isPublic));
+  // RFC 8414 §3.1: an issuer with a path has its metadata at that path after the well-known one too.
+  const issuerDiscoveryPath = discoveryPaths(config.TOKEN_ISSUER)[1];
+  authenticate.tokenlessRoutes([
+    ...routeDeclarations(app).filter((route) => route.isPublic),
+    ...(issuerDiscoveryPath ? [{ method: 'GET', path: issuerDiscoveryPath }] : []),
+  ]);
   // Cookies for the login page's CSRF nonce (oauth/authorize.controller.ts); nothing else uses them.
   await app.register(fastifyCookie);
   const rateLimits = app.get(RateLimitHook);
@@ -168,11 +175,17 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     );
   });
   // After the rate limit: a browser app's CORS preflight counts and carries the rate-limit headers.
-  answerBrowserAppPreflights(fastify);
+  answerBrowserAppPreflights(fastify, config.TOKEN_ISSUER);
   refuseBodiesNotUtf8(fastify);
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
   serveApiDocs(app, buildOpenApiDocument(app));
+  if (issuerDiscoveryPath) {
+    const discovery = app.get(DiscoveryController);
+    fastify.get(issuerDiscoveryPath, { config: { rateLimitGroup: 'default' } }, (request, reply) =>
+      discovery.metadata(request, reply),
+    );
+  }
   await app.listen(config.GATEWAY_PORT, config.BIND_HOST);
 
   // The ops port is an app of its own: it gets the readiness checks of the public app as values. The

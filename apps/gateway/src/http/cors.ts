@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+
+import { discoveryPaths } from './well-known';
 
 /**
  * What a browser app (a public client of contract §6) calls itself, with `fetch` from its own origin:
@@ -7,12 +9,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
  * endpoint is navigated to, never fetched, so it allows no other origin (OAuth 2.0 for Browser-Based
  * Applications: CORS at the token endpoint, never at the authorization endpoint).
  */
-export const BROWSER_APP_PATHS: ReadonlySet<string> = new Set([
-  '/.well-known/oauth-authorization-server',
-  '/v2/auth/jwks',
-  '/v2/auth/token',
-  '/v2/auth/revoke',
-]);
+export function browserAppPaths(issuer: string): ReadonlySet<string> {
+  return new Set([...discoveryPaths(issuer), '/v2/auth/jwks', '/v2/auth/token', '/v2/auth/revoke']);
+}
 
 /** Any origin: these requests carry no cookie (a client authenticates in the body or with Basic). */
 const ALLOW_ORIGIN = '*';
@@ -38,8 +37,6 @@ const pathOf = (url: string) => {
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
 };
-const isBrowserAppPath = (request: FastifyRequest) => BROWSER_APP_PATHS.has(pathOf(request.url));
-const forBrowserApps = (request: FastifyRequest) => request.headers.origin !== undefined && isBrowserAppPath(request);
 
 /**
  * Every answer of those paths, refusals included, allows any origin to read it. Whether or not the
@@ -48,9 +45,10 @@ const forBrowserApps = (request: FastifyRequest) => request.headers.origin !== u
  * needed, as the answer is the same for every origin). Runs before the rate limit, so its 429 is
  * readable too.
  */
-export function allowBrowserApps(fastify: FastifyInstance): void {
+export function allowBrowserApps(fastify: FastifyInstance, issuer: string): void {
+  const paths = browserAppPaths(issuer);
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (isBrowserAppPath(request)) {
+    if (paths.has(pathOf(request.url))) {
       void reply
         .header('Access-Control-Allow-Origin', ALLOW_ORIGIN)
         .header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
@@ -64,11 +62,15 @@ export function allowBrowserApps(fastify: FastifyInstance): void {
  * Authorization header) is `204` with what they allow; any other OPTIONS stays `405`. Runs after the
  * rate limit: a preflight counts (in the `default` group: no route answers OPTIONS) and carries its headers.
  */
-export function answerBrowserAppPreflights(fastify: FastifyInstance): void {
+export function answerBrowserAppPreflights(fastify: FastifyInstance, issuer: string): void {
+  const paths = browserAppPaths(issuer);
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.method !== 'OPTIONS' || !forBrowserApps(request) || !request.headers['access-control-request-method']) {
-      return done();
-    }
+    const preflight =
+      request.method === 'OPTIONS' &&
+      request.headers.origin !== undefined &&
+      request.headers['access-control-request-method'] !== undefined &&
+      paths.has(pathOf(request.url));
+    if (!preflight) return done();
     void reply
       .status(204)
       .header('Access-Control-Allow-Methods', 'GET, POST')

@@ -9,11 +9,12 @@ import { z } from 'zod';
 import { Public } from '../auth/access.decorators';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { ifNoneMatchMatches } from '../http/conditional';
+import { DISCOVERY_PATH } from '../http/well-known';
 import { ApiJsonResponse, header } from '../openapi/api.decorators';
 import { apiSchemas } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 
-export const DISCOVERY_PATH = '/.well-known/oauth-authorization-server';
+export { DISCOVERY_PATH };
 
 /** RFC 8414 §2: what this server really supports, and nothing else. */
 export const authorizationServerMetadata = z
@@ -67,7 +68,11 @@ export function metadataFor(issuer: string): AuthorizationServerMetadata {
   };
 }
 
-/** `GET /.well-known/oauth-authorization-server` (RFC 8414): no token, cacheable, with an ETag. */
+/**
+ * `GET /.well-known/oauth-authorization-server` (RFC 8414): no token, cacheable, with an ETag. For an
+ * issuer with a path, the gateway answers at that path after the well-known one too (§3.1,
+ * `start-gateway.ts`: a route of its own, since the path is configured).
+ */
 @ApiTags('tokens')
 @Controller()
 export class DiscoveryController {

@@ -1,0 +1,13 @@
+/** RFC 8414 §3's well-known path of authorization server metadata. */
+export const DISCOVERY_PATH = '/.well-known/oauth-authorization-server';
+
+/**
+ * Where a client looks for the metadata of `issuer` (RFC 8414 §3.1): the well-known path inserted
+ * between the issuer's host and its path, so an issuer with a path (a gateway behind a proxy's
+ * prefix, `https://example.com/accounts`) has its metadata at
+ * `/.well-known/oauth-authorization-server/accounts`; the bare well-known path is served too.
+ */
+export function discoveryPaths(issuer: string): string[] {
+  const path = new URL(issuer).pathname.replace(/\/+$/, '');
+  return path ? [DISCOVERY_PATH, `${DISCOVERY_PATH}${path}`] : [DISCOVERY_PATH];
+}
