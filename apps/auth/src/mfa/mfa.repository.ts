@@ -61,6 +61,25 @@ export class MfaRepository {
   }
 
   /**
+   * Removes the user's factor only while it is unconfirmed (and any recovery codes); false, removing
+   * nothing, when a confirmed factor is there. For a removal that read the factor as pending and so
+   * asked for no code: a confirmation committed since (while the password was checked) must not be
+   * undone without one. The DELETE waits for a confirmation in progress and then skips its row (READ
+   * COMMITTED checks `confirmed_at` again on the row as committed).
+   */
+  async removeUnconfirmedFactor(userId: string): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`DELETE FROM mfa_totp WHERE user_id = ${userId}::uuid AND confirmed_at IS NULL`;
+      // Held until the end: a confirmed factor found here stays; none found, none can be confirmed now.
+      const confirmed = await tx.$queryRaw<Array<{ user_id: string }>>`
+        SELECT user_id FROM mfa_totp WHERE user_id = ${userId}::uuid AND confirmed_at IS NOT NULL FOR UPDATE`;
+      if (confirmed.length > 0) return false;
+      await tx.mfaRecoveryCode.deleteMany({ where: { userId } });
+      return true;
+    });
+  }
+
+  /**
    * Removes the user's factor (confirmed or pending) and its recovery codes, in one transaction; false
    * when there was neither.
    */

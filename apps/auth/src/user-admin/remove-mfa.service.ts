@@ -47,19 +47,17 @@ export class RemoveMfaService {
     requireUser(caller);
     requireScope(caller, USERS_READ_SCOPE);
     const factor = await this.factors.find(caller.subject);
-    if (factor?.confirmedAt && !mfaCode.trim()) {
-      // Both missing fields at once, before the password is checked (so no slot is spent on a typo).
-      const errors = [{ field: 'mfa_code', message: 'is required' }];
-      if (!password) errors.unshift({ field: 'password', message: 'is required' });
-      throw validationFailed(errors, 'Removing two-step verification needs your password and a current code.');
-    }
+    if (factor?.confirmedAt && !mfaCode.trim()) throw codeRequired(!password);
     const proof = await this.currentPassword.check(caller, callerToken, password, 'Removing two-step verification');
     if (factor?.confirmedAt) {
       const check = await this.mfa.useCurrentCode(caller.subject, mfaCode);
       if (check !== 'accepted') throw wrongCode();
     }
     await this.currentPassword.release(proof);
-    await this.factors.removeFactor(caller.subject);
+    if (factor?.confirmedAt) await this.factors.removeFactor(caller.subject);
+    // Read as pending, so no code was asked for: a confirmation committed since (while the password
+    // was checked) stays, as if it had come first; removing it needs a code.
+    else if (!(await this.factors.removeUnconfirmedFactor(caller.subject))) throw codeRequired(false);
     await this.recorded(caller, caller.subject, 'self');
   }
 
@@ -74,6 +72,14 @@ export class RemoveMfaService {
       details: { by },
     });
   }
+}
+
+/** The code (and the password, when `passwordToo`) is missing for a confirmed factor. */
+function codeRequired(passwordToo: boolean) {
+  // Both missing fields at once, before the password is checked (so no slot is spent on a typo).
+  const errors = [{ field: 'mfa_code', message: 'is required' }];
+  if (passwordToo) errors.unshift({ field: 'password', message: 'is required' });
+  return validationFailed(errors, 'Removing two-step verification needs your password and a current code.');
 }
 
 const wrongCode = () =>

@@ -39,14 +39,21 @@ const claimsOf = (token: string) => decodeJwt(token) as { sub: string; org_id: s
 /** Admins identity no longer holds for one (disabled, deleted or demoted), whatever their tokens say. */
 const formerAdmins = new Set<string>();
 
+/** Runs while identity checks a password, when a test sets it (to act while a request waits for the check). */
+let duringPasswordCheck: (() => Promise<void>) | undefined;
+
 /** Identity as auth sees it: password checks, and GetUser with the caller's token (its own org only). */
 const identity = {
   isActiveAdmin: (token: string) => {
     const self = USERS.find((u) => u.id === claimsOf(token).sub);
     return Promise.resolve(!!self?.roles.includes('admin') && !formerAdmins.has(self.id));
   },
-  verifyPassword: (email: string, password: string) =>
-    Promise.resolve(password === PASSWORD ? USERS.find((u) => u.email === email) : undefined),
+  verifyPassword: async (email: string, password: string) => {
+    const during = duringPasswordCheck;
+    duringPasswordCheck = undefined;
+    await during?.();
+    return password === PASSWORD ? USERS.find((u) => u.email === email) : undefined;
+  },
   emailOf: (token: string) => Promise.resolve(USERS.find((u) => u.id === claimsOf(token).sub)?.email),
   loginNamesOf: (token: string, userId: string) => {
     // Identity's ids are Postgres uuids: any letter case names the same user.
@@ -276,6 +283,33 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
       const { codes } = await recoveryCodes.create(as(MEMBER).caller, as(MEMBER).token, PASSWORD);
       await removals.remove(as(MEMBER).caller, as(MEMBER).token, 'me', PASSWORD, codes[3].toLowerCase());
       expect(await outcomeOf(login(MEMBER))).toBe('ok');
+    });
+
+    it('does not remove, without a code, a factor confirmed while the removal checked the password', async () => {
+      // The user enrols and confirms its authenticator while a removal (password only: the factor it read
+      // was pending, so it asked for no code) waits for identity's password check. The confirmation
+      // answered `enabled: true`; the removal may not then take the factor away without its code.
+      const mfa = auth.harness.get(MfaService);
+      const { caller, token } = as(NEIGHBOUR);
+      const { secret } = await mfa.enroll(caller, token, PASSWORD);
+      let confirmed: unknown;
+      duringPasswordCheck = async () => {
+        confirmed = await mfa.confirm(
+          caller,
+          generateSync({ secret, epoch: Math.floor(auth.harness.clock.now() / 1000) }),
+        );
+      };
+      const removal = await removals.remove(caller, token, 'me', PASSWORD, '').then(
+        () => 'removed',
+        (error: { code?: string }) => error.code,
+      );
+      expect(confirmed).toMatchObject({ enabled: true });
+      expect(removal).toBe('validation_failed');
+      expect(await count('SELECT count(*) AS n FROM mfa_totp WHERE user_id = $1', [NEIGHBOUR.id])).toBe(1);
+      auth.harness.clock.advance(30_000);
+      expect(await outcomeOf(login(NEIGHBOUR))).toBe('mfa_required');
+      // As the tests below expect it: without a factor.
+      await removals.remove(as(ADMIN).caller, as(ADMIN).token, NEIGHBOUR.id, '', '');
     });
   });
 
