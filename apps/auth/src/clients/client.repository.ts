@@ -84,10 +84,11 @@ export class ClientRepository {
     );
   }
 
-  async replaceSecret(orgId: string, clientId: string, secretHash: string): Promise<void> {
+  /** False when the client is gone (deleted since it was read). */
+  async replaceSecret(orgId: string, clientId: string, secretHash: string): Promise<boolean> {
     const { count } = await this.prisma.client.updateMany({ where: { id: clientId, orgId }, data: { secretHash } });
     await this.cache.changed(clientId);
-    if (count !== 1) throw new Error(`client ${clientId} of org ${orgId} not found`);
+    return count === 1;
   }
 
   /** The org's clients, oldest first. */

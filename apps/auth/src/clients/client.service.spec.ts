@@ -198,8 +198,23 @@ describe('ClientService (real Postgres)', () => {
 
       await clients.delete(server.clientId);
       await expect(clients.authenticate(server.clientId, rotated.clientSecret)).resolves.toBeUndefined();
+      expect((await refusal(clients.rotateSecret(server.clientId))).code).toBe('not_found');
       expect((await refusal(clients.delete(server.clientId))).code).toBe('not_found');
       expect((await clients.list(org)).map((client) => client.id)).toEqual([app.clientId]);
+    });
+
+    it('answers not_found for a rotation of a client deleted while the rotation ran', async () => {
+      const server = await clients.create({ orgId: ORG, name: 'deleted meanwhile', scopes: ['users:read'] });
+      const notices = { announce: () => undefined, onNotice: () => undefined } as unknown as Revocations;
+      const repository = new ClientRepository(prisma, new ClientCache(notices, loadAuthConfig()));
+      // Another operator's delete-client lands between the rotation's read and its write.
+      const read = repository.findFresh.bind(repository);
+      repository.findFresh = async (clientId) => {
+        const client = await read(clientId);
+        await repository.delete(clientId);
+        return client;
+      };
+      expect((await refusal(new ClientService(repository).rotateSecret(server.clientId))).code).toBe('not_found');
     });
   });
 });

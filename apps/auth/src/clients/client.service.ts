@@ -112,7 +112,10 @@ export class ClientService {
       throw validationFailed([{ field: 'client_id', message: 'is a public client, which has no secret' }]);
     }
     const clientSecret = generateClientSecret();
-    await this.clients.replaceSecret(client.orgId, client.id, hashClientSecret(clientSecret));
+    // Deleted since it was read: as unknown as if the deletion had come first.
+    if (!(await this.clients.replaceSecret(client.orgId, client.id, hashClientSecret(clientSecret)))) {
+      throw noClient(clientId);
+    }
     return { clientId: client.id, clientSecret };
   }
 
@@ -150,7 +153,9 @@ export class ClientService {
     if (!client) throw new Error(`the bootstrap client of org ${orgIdLower} vanished`);
     if (created) return { clientId: client.id, clientSecret };
     if (!rotateSecret) return { clientId: client.id, clientSecret: null };
-    await this.clients.replaceSecret(orgIdLower, client.id, hashClientSecret(clientSecret));
+    if (!(await this.clients.replaceSecret(orgIdLower, client.id, hashClientSecret(clientSecret)))) {
+      throw new Error(`the bootstrap client of org ${orgIdLower} vanished`);
+    }
     return { clientId: client.id, clientSecret };
   }
 }
