@@ -146,6 +146,23 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
     expect(await accepted(viewer.accessToken)).toBe(true);
   });
 
+  it('refuses the user itself a token without the scope the routes need (users:read), as every use case does', async () => {
+    // A token narrowed to system:read (handed to a dashboard, say) may not list or end its user's sessions.
+    const narrowed = await tokens.issue(passwordLogin({ username: MEMBER.email, scope: 'system:read' }));
+    const self = { caller: await verifier.verify(narrowed.accessToken), token: narrowed.accessToken };
+    expect(self.caller.scopes.has('users:read')).toBe(false);
+    // One after the other: a revokeAll let through would end the session the revoke names.
+    for (const attempt of [
+      () => sessions.list(self.caller, self.token, 'me'),
+      () => sessions.revoke(self.caller, self.token, 'me', sidOf(narrowed)),
+      () => sessions.revokeAll(self.caller, self.token, MEMBER.id),
+    ]) {
+      expect((await refusal(attempt())).code).toBe('insufficient_scope');
+    }
+    harness.clock.advance(1000);
+    expect(await accepted(narrowed.accessToken)).toBe(true);
+  });
+
   it('ends every session of a user at once', async () => {
     const admin = await as(ADMIN);
     const a = await login(VIEWER);

@@ -1,4 +1,4 @@
-import { Caller, namesCaller, requireScope, requireUser } from '@acct/access-token';
+import { Caller, namesCaller, requireScope, requireUser, USERS_READ_SCOPE } from '@acct/access-token';
 import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
@@ -78,7 +78,12 @@ export class SessionsService {
    */
   private async target(caller: Caller, callerToken: string, userId: string, scope: string): Promise<string> {
     if (userId === 'me') requireUser(caller, 'Only users have sessions: name the user by its id.');
-    if (namesCaller(caller, userId)) return caller.subject;
+    // The user itself needs the scope of the routes too (users:read, as every self-service use case):
+    // a token narrowed to other scopes (system:read) neither lists nor ends its user's sessions.
+    if (namesCaller(caller, userId)) {
+      requireScope(caller, USERS_READ_SCOPE);
+      return caller.subject;
+    }
     // Identity reads a UUID in any letter case; sessions and revocations are kept under the lower-case id.
     const id = userId.toLowerCase();
     requireScope(caller, scope);
