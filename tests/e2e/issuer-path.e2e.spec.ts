@@ -1,8 +1,12 @@
+import { createHash, randomBytes } from 'node:crypto';
+
 import { ApiClient, Bootstrap, expectProblem, freshIp, jwtPart, TestStack } from '@acct/testing';
 
 /** A gateway behind a proxy's prefix: its issuer has a path. */
 const ISSUER = 'https://accounts.issuer-path.test/tenant-a';
 const WELL_KNOWN = '/.well-known/oauth-authorization-server';
+const APP = 'https://app.issuer-path.test/callback';
+const ADMIN_PASSWORD = 'issuer-path-admin-1';
 
 /**
  * RFC 8414 §3.1: the metadata of an issuer with a path is at the well-known path with the issuer's path
@@ -14,11 +18,14 @@ describe('an issuer with a path (RFC 8414 §3.1)', () => {
   let org: Bootstrap;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ apps: ['identity', 'auth', 'gateway'], env: { TOKEN_ISSUER: ISSUER } });
+    stack = await TestStack.start({
+      apps: ['identity', 'auth', 'gateway'],
+      env: { TOKEN_ISSUER: ISSUER, TRUSTED_PROXIES: '127.0.0.1' },
+    });
     api = new ApiClient(stack.url(''), { ip: freshIp });
     org = stack.cli<Bootstrap>(
       ...['bootstrap', '--org', 'issuer-path', '--email', 'admin@issuer-path.test'],
-      ...['--password', 'issuer-path-admin-1'],
+      ...['--password', ADMIN_PASSWORD],
     );
   });
 
@@ -60,5 +67,64 @@ describe('an issuer with a path (RFC 8414 §3.1)', () => {
     expect(jwtPart(token.access_token, 1).iss).toBe(ISSUER);
     const limits = await api.call('/v2/system/rate-limits', { token: token.access_token });
     expect(limits.status).toBe(200);
+  });
+
+  /**
+   * The browser sees the login page at the issuer's URL (`…/tenant-a/v2/auth/authorize`); the proxy
+   * strips the prefix. The form must post back there, and the CSRF cookie must be sent there.
+   */
+  it('has the login page post to the authorization endpoint under the issuer path, where its CSRF cookie is sent', async () => {
+    const spa = stack.cli<{ client_id: string }>(
+      ...['create-client', '--org-id', org.org_id, '--name', 'Browser app', '--type', 'public'],
+      ...['--grant-types', 'authorization_code', '--redirect-uris', APP, '--scopes', 'users:read'],
+    ).client_id;
+    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: spa,
+      redirect_uri: APP,
+      scope: 'users:read',
+      state: 'state-1',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const ip = freshIp();
+    const page = await fetch(stack.url(`/v2/auth/authorize?${query.toString()}`), {
+      redirect: 'manual',
+      headers: { 'x-forwarded-for': ip },
+    });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    // Where the browser, at the issuer's URL, sends the form.
+    const action = /<form method="post" action="([^"]*)">/.exec(html)?.[1];
+    const pageUrl = new URL(`${ISSUER}/v2/auth/authorize?${query.toString()}`);
+    const posted = new URL(action ?? '', pageUrl);
+    expect(`${posted.origin}${posted.pathname}`).toBe(`${ISSUER}/v2/auth/authorize`);
+    // The cookie's path (RFC 6265 §5.1.4) must cover that path, or the form is refused as CSRF.
+    const cookie = page.headers.get('set-cookie') ?? '';
+    const cookiePath = /;\s*Path=([^;]*)/i.exec(cookie)?.[1] ?? '';
+    expect(posted.pathname === cookiePath || posted.pathname.startsWith(`${cookiePath.replace(/\/$/, '')}/`)).toBe(
+      true,
+    );
+    expect(cookiePath.startsWith('/tenant-a/')).toBe(true);
+
+    // The proxy strips the prefix: the form reaches the gateway's own path, and the sign-in goes through.
+    const fields = Object.fromEntries(
+      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
+    ) as Record<string, string>;
+    const answer = await fetch(stack.url(posted.pathname.replace(/^\/tenant-a/, '')), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'x-forwarded-for': ip,
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: cookie.split(';')[0],
+      },
+      body: new URLSearchParams({ ...fields, username: 'admin@issuer-path.test', password: ADMIN_PASSWORD }).toString(),
+    });
+    expect(answer.status).toBe(303);
+    const location = new URL(answer.headers.get('location')!);
+    expect(location.searchParams.get('iss')).toBe(ISSUER);
+    expect(location.searchParams.get('code')).toEqual(expect.any(String));
   });
 });

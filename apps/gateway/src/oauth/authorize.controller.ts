@@ -42,6 +42,14 @@ const NONCE = /^[A-Za-z0-9_-]{43}$/;
 /** Unicode Cc, as `@acct/problem` counts them: left out of the e-mail shown again. */
 const CONTROL_CHARACTERS = /\p{Cc}/gu;
 const PATH = '/v2/auth/authorize';
+
+/**
+ * Where the browser finds the authorization endpoint: PATH under the issuer's path. Behind a proxy's
+ * prefix the issuer names it (`https://example.com/accounts`, README "Sign in from a browser app") and
+ * the proxy strips it, so the page is at `/accounts/v2/auth/authorize` for the browser: its form must
+ * post there, and its cookies must have that path, or the browser never sends them back with the form.
+ */
+export const publicAuthorizePath = (issuer: string): string => `${new URL(issuer).pathname.replace(/\/+$/, '')}${PATH}`;
 /** No real parameter comes near this; longer ones are refused before they reach auth. */
 const MAX_PARAMETER_LENGTH = 1024;
 /**
@@ -139,11 +147,16 @@ function authorizationRequest(source: unknown, known: ReadonlySet<string>): Carr
 @ApiTags('tokens')
 @Controller()
 export class AuthorizeController {
+  /** The endpoint's path as the browser sees it (publicAuthorizePath): the form's action, the cookies' path. */
+  private readonly publicPath: string;
+
   constructor(
     private readonly auth: AuthBackend,
     private readonly gateway: GatewayIdentity,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-  ) {}
+  ) {
+    this.publicPath = publicAuthorizePath(config.TOKEN_ISSUER);
+  }
 
   @Get(PATH)
   @Public()
@@ -194,7 +207,7 @@ export class AuthorizeController {
       loginPage({
         language,
         clientName: answer.clientName,
-        action: PATH,
+        action: this.publicPath,
         fields: this.carried(authorization, answer.csrfToken, '', answer.clientName),
       }),
       authorization.parameters.redirectUri,
@@ -257,7 +270,7 @@ export class AuthorizeController {
       const options = {
         language,
         clientName: fields.client_name ?? '',
-        action: PATH,
+        action: this.publicPath,
         fields: this.carried(authorization, csrfToken, mfaTicket),
         error,
       };
@@ -306,7 +319,7 @@ export class AuthorizeController {
         mfaPage({
           language,
           clientName: fields.client_name ?? '',
-          action: PATH,
+          action: this.publicPath,
           fields: this.carried(authorization, csrfToken, answer.mfaTicket),
         }),
         authorization.parameters.redirectUri,
@@ -317,7 +330,7 @@ export class AuthorizeController {
         httpOnly: true,
         secure: true,
         sameSite: 'lax',
-        path: PATH,
+        path: this.publicPath,
         maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
       });
     }
@@ -347,7 +360,7 @@ export class AuthorizeController {
     void reply.setCookie(CSRF_COOKIE, nonce, {
       httpOnly: true,
       sameSite: 'strict',
-      path: PATH,
+      path: this.publicPath,
       secure: request.protocol === 'https',
     });
     return nonce;
