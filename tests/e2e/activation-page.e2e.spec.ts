@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 import { LocalObjectStorage, request, SmtpCatcher, TestStack, waitFor } from '@acct/testing';
 import { Browser, BrowserContext, chromium, Locator, Page } from 'playwright-core';
@@ -263,6 +265,39 @@ describe('activation page in Chromium', () => {
     await expectText(page.getByRole('status'), '密码已设置，账户已激活。现在可以登录了。');
     expect(await userStatus(id)).toBe('active');
     expect((await login(address, 'zh-pass-word-1')).body.access_token).toEqual(expect.any(String));
+  });
+
+  it("works behind a proxy's prefix: the page's calls go under it, as the page did", async () => {
+    // A reverse proxy that serves the gateway under /accounts and forwards nothing else.
+    const gateway = new URL(stack.url('/'));
+    const proxy = http.createServer((incoming, answer) => {
+      if (!incoming.url?.startsWith('/accounts/')) return void answer.writeHead(404).end();
+      const forwarded = http.request(
+        { host: gateway.hostname, port: gateway.port, method: incoming.method, headers: incoming.headers },
+        (response) => {
+          answer.writeHead(response.statusCode ?? 502, response.headers);
+          response.pipe(answer);
+        },
+      );
+      forwarded.path = incoming.url.slice('/accounts'.length);
+      incoming.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { id, address, link } = await userWithLink('prefixed');
+      const { port } = proxy.address() as AddressInfo;
+      const page = await open(`http://127.0.0.1:${port}/accounts/activate${new URL(link).search}`);
+      await submit(page, 'prefixed-pass-1');
+      await expectText(
+        page.getByRole('status'),
+        'Your password is set and your account is active. You can now sign in.',
+      );
+      expect(await userStatus(id)).toBe('active');
+      expect((await login(address, 'prefixed-pass-1')).body.access_token).toEqual(expect.any(String));
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
   });
 
   it("follows the browser's Accept-Language when the link names no language, and the link's lang over it", async () => {

@@ -95,7 +95,8 @@ export function pageLanguage(lang: unknown, acceptLanguage: string | undefined):
  * still works, so a dead link is said at once, before anyone types a password; then it checks the
  * password rules itself, sends the token as the bearer credential to `POST /v2/users/me/password`,
  * and shows the outcome. The token never leaves the page's memory (it travels in the Authorization
- * header, never in a URL the gateway logs).
+ * header, never in a URL the gateway logs). Both are called by relative URLs, so behind a proxy's
+ * prefix (the mailer's PUBLIC_URL `https://example.com/accounts`) they go under it as the page did.
  * Lengths are counted in code points as identity counts them; the inputs carry no `maxlength`,
  * which counts UTF-16 units and would cut a valid password of emoji short without saying so.
  * Errors go to a `role="alert"` region and mark the field `aria-invalid`; progress and success go
@@ -168,7 +169,7 @@ function inform(message) { clear(); status.textContent = message; }
 form.hidden = true;
 if (!token) fail(text.noToken);
 else {
-  fetch('/activate/check', { headers: { authorization: 'Bearer ' + token } })
+  fetch('activate/check', { headers: { authorization: 'Bearer ' + token } })
     .then((response) => { if (response.status === 401) fail(text.deadLink); else form.hidden = false; })
     .catch(() => { form.hidden = false; });
 }
@@ -180,7 +181,7 @@ form.addEventListener('submit', async (event) => {
   button.disabled = true;
   inform(text.saving);
   try {
-    const response = await fetch('/v2/users/me/password', {
+    const response = await fetch('v2/users/me/password', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer ' + token },
       body: JSON.stringify({ password: password.value }),
