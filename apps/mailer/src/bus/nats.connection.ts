@@ -36,9 +36,14 @@ export class NatsConnectionProvider implements ReadinessCheck, OnModuleDestroy {
     return this.connection;
   }
 
+  /**
+   * Connected, and NATS answers a round trip within a second. A NATS that hangs (its socket open,
+   * nothing answering) never answers the PING: the client's own pings notice only minutes later, and
+   * until then the probe would wait with it instead of answering 503 (runbook, "Dependency outages").
+   */
   async check() {
     const connection = await withTimeout(this.get(), 1000, 'not connected');
-    await connection.rtt();
+    await withTimeout(connection.rtt(), 1000, 'NATS does not answer');
   }
 
   /**
