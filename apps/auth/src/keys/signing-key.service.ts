@@ -1,6 +1,6 @@
 import { ACCESS_TOKEN_TYPE, SIGNING_ALGORITHM } from '@acct/access-token';
 import { Clock } from '@acct/clock';
-import { ReadinessCheck } from '@acct/observability';
+import { ReadinessCheck, valueWithin } from '@acct/observability';
 import { DomainError } from '@acct/problem';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createSigner } from 'fast-jwt';
@@ -177,13 +177,28 @@ const unavailable = () =>
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** Ready once a signing key is loaded: before that no token can be issued. */
+/** How long a readiness probe waits for the keys it asked for (under the probes' 3 s timeout, k8s/base). */
+const READINESS_RELOAD_WAIT_MS = 1000;
+
+/**
+ * Ready once a signing key is loaded: before that no token can be issued. Until then the probe itself
+ * asks for the keys: an unready instance gets no calls that would (a token grant, the JWKS), so after
+ * a database outage at its start it stayed unready until the next reload (SIGNING_KEY_RELOAD_MS, 30 s)
+ * although the database was back.
+ */
 @Injectable()
 export class SigningKeyReadiness implements ReadinessCheck {
   readonly name = 'signing_keys';
   constructor(private readonly keys: SigningKeyService) {}
 
-  check(): Promise<void> {
-    return this.keys.ready ? Promise.resolve() : Promise.reject(new Error('no signing key loaded'));
+  async check(): Promise<void> {
+    if (!this.keys.ready) {
+      await valueWithin(
+        this.keys.reload().catch(() => undefined),
+        READINESS_RELOAD_WAIT_MS,
+        undefined,
+      );
+    }
+    if (!this.keys.ready) throw new Error('no signing key loaded');
   }
 }
