@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AddressInfo, createServer, Socket } from 'node:net';
 
 import { DomainError } from '@acct/problem';
 import { DedicatedServer, freePort, waitFor } from '@acct/testing';
@@ -66,6 +67,30 @@ describe('Revocations (real Redis and NATS, several independent instances)', () 
     });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(seen.sort()).toEqual(['clients:client-1', 'clients:client-2']);
+  });
+
+  it('gives up a notice, within its timeout, to a NATS that accepts the connection and then answers nothing', async () => {
+    // A NATS node that hangs after the handshake (a partition, a stopped process): the CLI's change is
+    // made, and its notice must fail rather than hold the command for ever.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+      socket.write('INFO {"server_id":"silent","version":"2.10.0","max_payload":1048576,"proto":1}\r\n');
+      // Its first PING (the handshake's) gets the PONG; nothing after that is answered.
+      socket.once('data', () => socket.write('PONG\r\n'));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const started = Date.now();
+      await expect(
+        announceOnce({ natsUrl: `nats://127.0.0.1:${port}`, name: 'test-cli', timeoutMs: 500 }, 'clients', 'x'),
+      ).rejects.toThrow('NATS did not confirm the notice');
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 
   it('shows a token revoked by one instance to another within 1 s, and nothing else', async () => {

@@ -37,19 +37,22 @@ export function noticeSubject(keyPrefix = ''): string {
 
 /**
  * Announces one notice of `topic` (as `Revocations.announce` does) from a process that holds no
- * Revocations (a CLI): connects, publishes, flushes, closes. Best effort, like every notice.
+ * Revocations (a CLI): connects, publishes, flushes, closes. Best effort, like every notice: each step
+ * waits at most `timeoutMs`, so a NATS that accepts the connection and then hangs fails the notice
+ * instead of holding the CLI, whose change is already made, for ever.
  */
 export async function announceOnce(
   options: { natsUrl: string; keyPrefix?: string; name: string; timeoutMs?: number },
   topic: string,
   message: string,
 ): Promise<void> {
-  const nats = await connect({ servers: options.natsUrl, name: options.name, timeout: options.timeoutMs ?? 1000 });
+  const timeoutMs = options.timeoutMs ?? 1000;
+  const nats = await connect({ servers: options.natsUrl, name: options.name, timeout: timeoutMs });
   try {
     nats.publish(`${noticeSubject(options.keyPrefix)}.${topic}`, message);
-    await nats.flush();
+    await withTimeout(nats.flush(), timeoutMs, 'NATS did not confirm the notice');
   } finally {
-    await nats.close();
+    await drainConnection(nats, timeoutMs);
   }
 }
 
