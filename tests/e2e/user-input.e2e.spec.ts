@@ -185,6 +185,39 @@ describe('user input the gateway must judge as identity does', () => {
     expectProblem(await api.call('/v2/users', { token, method: 'POST', headers: json }), 400, 'malformed_body');
   });
 
+  // Contract §1: unknown fields are refused (`validation_failed`), a body that is not an object is
+  // `malformed_body`. An operation that takes no body is no exception: a client sending
+  // `{"reason": …}` to disable, or `{"except_current": true}` to end sessions, must not have it
+  // silently dropped while the operation goes on without it.
+  it('refuses fields sent to an operation that takes no body, and changes nothing', async () => {
+    const created = await api.createUser(token, { email: uniqueEmail('bodiless'), display_name: 'Ada' });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    const operations: Array<[string, string]> = [
+      ['POST', `/v2/users/${id}/disable`],
+      ['POST', `/v2/users/${id}/enable`],
+      ['DELETE', `/v2/users/${id}/sessions`],
+      ['DELETE', `/v2/users/${id}/sessions/${adminId}`],
+      ['DELETE', `/v2/users/${id}/lockout`],
+      ['DELETE', `/v2/users/${id}`],
+    ];
+    for (const [method, path] of operations) {
+      const unknown = await api.call(path, { token, method, json: { reason: 'left the company' } });
+      expect({ method, path, errors: expectProblem(unknown, 400, 'validation_failed').errors }).toEqual({
+        method,
+        path,
+        errors: [{ field: 'reason', message: 'is not a known field' }],
+      });
+      expectProblem(await api.call(path, { token, method, json: ['reason'] }), 400, 'malformed_body');
+    }
+    // Nothing happened: still there, not disabled.
+    const after = await api.call<User>(`/v2/users/${id}`, { token });
+    expect({ status: after.status, user: after.body.status }).toEqual({ status: 200, user: 'pending' });
+    // An empty object is no field at all: the operation runs.
+    const disabled = await api.call<User>(`/v2/users/${id}/disable`, { token, method: 'POST', json: {} });
+    expect({ status: disabled.status, user: disabled.body.status }).toEqual({ status: 200, user: 'disabled' });
+  });
+
   it('reads the Bearer scheme in any letter case and after more than one space (RFC 9110 §11.1, RFC 6750 §2.1)', async () => {
     const created = await api.createUser(token, {
       email: uniqueEmail('scheme'),

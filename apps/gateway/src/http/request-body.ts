@@ -3,6 +3,9 @@ import { isUtf8 } from 'node:buffer';
 import { DomainError } from '@acct/problem';
 import type { RawBodyRequest } from '@nestjs/common';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+
+import { parseOrFail } from './validation';
 
 export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 /** Fastify's refusal of a media type it has no parser for (it parses JSON and forms). */
@@ -28,6 +31,20 @@ export function jsonObjectBody(request: FastifyRequest): Record<string, unknown>
   }
   if (!isPlainObject(request.body)) throw new DomainError('malformed_body', 'The request body must be a JSON object.');
   return request.body;
+}
+
+/** The body of an operation that takes none: no field at all. */
+const NO_FIELDS = z.object({}).strict();
+
+/**
+ * An operation that takes no body (disable, enable, delete, ending sessions, unlocking): none, or an
+ * empty JSON object, runs it. Anything else is refused as any route's body is (contract §1): a field is
+ * `400 validation_failed` (unknown fields are rejected), a body that is not an object `malformed_body`.
+ * Otherwise a client's `{"reason": …}` or `{"except_current": true}` was dropped without a word and the
+ * operation went on as if it had not been sent.
+ */
+export function refuseBody(request: FastifyRequest): void {
+  if (request.body !== undefined) parseOrFail(NO_FIELDS, jsonObjectBody(request));
 }
 
 /**

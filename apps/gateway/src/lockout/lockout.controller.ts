@@ -4,6 +4,7 @@ import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { AuthBackend } from '../backends/backends.module';
+import { refuseBody } from '../http/request-body';
 import { ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 
@@ -28,8 +29,9 @@ export class LockoutController {
       'the next login is counted afresh. Answers 204 also when nothing was locked. Another org’s user is 404.',
   })
   @ApiNoContentResponse({ description: 'Unlocked.' })
-  @ApiProblems('forbidden', 'not_found', 'service_unavailable')
+  @ApiProblems('validation_failed', 'forbidden', 'not_found', 'service_unavailable')
   async clear(@Req() request: AuthenticatedRequest, @Param('id') id: string): Promise<void> {
+    refuseBody(request);
     await this.auth.call('clearUserLockout', { userId: id }, { accessToken: request.accessToken });
   }
 }

@@ -4,6 +4,7 @@ import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScope } from '../auth/access.decorators';
 import type { AuthenticatedRequest } from '../auth/authenticated-request';
 import { AuthBackend } from '../backends/backends.module';
+import { refuseBody } from '../http/request-body';
 import { ApiJsonResponse, ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { SessionList, sessionList } from './sessions.schema';
@@ -54,8 +55,9 @@ export class SessionsController {
       "Its refresh tokens and access tokens stop working within 1 s. Another user's: admin with users:write.",
   })
   @ApiNoContentResponse({ description: 'Ended.' })
-  @ApiProblems('forbidden', 'not_found', 'service_unavailable')
+  @ApiProblems('validation_failed', 'forbidden', 'not_found', 'service_unavailable')
   async revokeAll(@Req() request: AuthenticatedRequest, @Param('id') id: string): Promise<void> {
+    refuseBody(request);
     await this.auth.call('revokeUserSessions', { userId: id }, { accessToken: request.accessToken });
   }
 
@@ -69,12 +71,13 @@ export class SessionsController {
     description: 'Its refresh tokens and the access tokens issued from it stop working within 1 s.',
   })
   @ApiNoContentResponse({ description: 'Ended.' })
-  @ApiProblems('forbidden', 'not_found', 'service_unavailable')
+  @ApiProblems('validation_failed', 'forbidden', 'not_found', 'service_unavailable')
   async revoke(
     @Req() request: AuthenticatedRequest,
     @Param('id') id: string,
     @Param('sessionId') sessionId: string,
   ): Promise<void> {
+    refuseBody(request);
     await this.auth.call('revokeUserSession', { userId: id, sessionId }, { accessToken: request.accessToken });
   }
 }

@@ -8,7 +8,7 @@ import { IdentityBackend } from '../backends/backends.module';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { ifNoneMatchMatches } from '../http/conditional';
 import { fingerprintKey, requestFingerprint } from '../http/fingerprint';
-import { jsonObjectBody } from '../http/request-body';
+import { jsonObjectBody, refuseBody } from '../http/request-body';
 import { parseBothOrFail, parseOrFail } from '../http/validation';
 import { ApiJsonBody, ApiJsonResponse, ApiKeysetPage, ApiProblems, header } from '../openapi/api.decorators';
 import { documented } from '../openapi/api-schemas';
@@ -247,12 +247,20 @@ export class UsersController {
   })
   @ApiHeader(IF_MATCH)
   @ApiJsonResponse(200, 'The user, now `disabled`.', userResource, ETAG)
-  @ApiProblems('forbidden', 'not_found', 'last_admin', 'precondition_failed', 'service_unavailable')
+  @ApiProblems(
+    'validation_failed',
+    'forbidden',
+    'not_found',
+    'last_admin',
+    'precondition_failed',
+    'service_unavailable',
+  )
   async disable(
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('id') id: string,
   ): Promise<UserResource> {
+    refuseBody(request);
     const { user } = await this.identity.call(
       'disableUser',
       { id, ifMatch: ifMatchTags(request.headers['if-match']) },
@@ -272,12 +280,13 @@ export class UsersController {
   })
   @ApiHeader(IF_MATCH)
   @ApiJsonResponse(200, 'The user.', userResource, ETAG)
-  @ApiProblems('forbidden', 'not_found', 'precondition_failed', 'service_unavailable')
+  @ApiProblems('validation_failed', 'forbidden', 'not_found', 'precondition_failed', 'service_unavailable')
   async enable(
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('id') id: string,
   ): Promise<UserResource> {
+    refuseBody(request);
     const { user } = await this.identity.call(
       'enableUser',
       { id, ifMatch: ifMatchTags(request.headers['if-match']) },
@@ -297,8 +306,16 @@ export class UsersController {
   })
   @ApiHeader(IF_MATCH)
   @ApiResponse({ status: 204, description: 'Deleted.' })
-  @ApiProblems('forbidden', 'not_found', 'last_admin', 'precondition_failed', 'service_unavailable')
+  @ApiProblems(
+    'validation_failed',
+    'forbidden',
+    'not_found',
+    'last_admin',
+    'precondition_failed',
+    'service_unavailable',
+  )
   async delete(@Req() request: AuthenticatedRequest, @Param('id') id: string): Promise<void> {
+    refuseBody(request);
     await this.identity.call(
       'deleteUser',
       { id, ifMatch: ifMatchTags(request.headers['if-match']) },
