@@ -201,9 +201,14 @@ describe('gateway errors are problem+json', () => {
   });
 
   it('asks for a bearer token on protected routes (RFC 6750)', async () => {
-    const response = await api.call('/v2/users/me');
-    expectProblem(response, 401, 'unauthenticated');
-    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm=/);
+    // Contract §1: no, malformed, expired or badly signed token alike are 401 with
+    // `WWW-Authenticate: Bearer error="invalid_token"`, so a client that renews its token on that
+    // challenge does so when its token went missing too (as the activation endpoint already answers).
+    for (const path of ['/v2/users/me', '/v2/system/quota']) {
+      const response = await api.call(path);
+      expectProblem(response, 401, 'unauthenticated');
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="account-platform", error="invalid_token"');
+    }
     const garbage = await api.call('/v2/users/me', { token: 'not.a.jwt' });
     expectProblem(garbage, 401, 'unauthenticated');
     expect(garbage.headers.get('www-authenticate')).toContain('error="invalid_token"');

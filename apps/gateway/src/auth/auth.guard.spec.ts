@@ -53,11 +53,11 @@ describe('AuthGuard', () => {
     expect(guard.canActivate(contextOf('open', { authFailure: new DomainError('unauthenticated', 'bad') }))).toBe(true);
   });
 
-  it('asks for a token with a bare Bearer challenge when the request has none', () => {
+  it('asks for a token with the invalid_token challenge of contract §1 when the request has none', () => {
     expect(refusal(() => guard.canActivate(contextOf('write', {})))).toEqual({
       status: 401,
       code: 'unauthenticated',
-      challenge: 'Bearer realm="account-platform"',
+      challenge: 'Bearer realm="account-platform", error="invalid_token"',
     });
   });
 

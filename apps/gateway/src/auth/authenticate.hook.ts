@@ -7,10 +7,16 @@ import passport from 'passport';
 import { AccessTokenStrategy } from './access-token.strategy';
 import { Authentication, hasSeveralAuthorizations, REALM } from './authenticated-request';
 
-/** The 401 of a protected route called without any Authorization header (RFC 6750 §3.1: no error code). */
+/**
+ * The 401 of a protected route called without any Authorization header. Contract §1 gives "no" token
+ * the same challenge as a malformed or expired one, `error="invalid_token"`: RFC 6750 §3.1 only
+ * advises against an error code here (SHOULD NOT), the contract decides for it, and a client that
+ * renews its token on `invalid_token` must do so when its token went missing too. (An unsupported
+ * scheme and the activation endpoint's missing one-time token already answer so.)
+ */
 export const missingToken = () =>
   new DomainError('unauthenticated', 'This operation needs a bearer access token.', {
-    headers: { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
+    headers: { 'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"` },
   });
 
 /**
