@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -161,4 +162,89 @@ describe('OutboxRelay, two instances (real Postgres, a NATS of its own)', () => 
       for (const relay of relays) await relay.onModuleDestroy();
     }
   }, 60_000);
+});
+
+/**
+ * A TCP proxy that holds every chunk `delayMs` in each direction, in order: a broker a round trip of
+ * 2 × `delayMs` away (another region, a replicated stream waiting for its followers, a loaded server).
+ */
+async function startSlowProxy(targetPort: number, delayMs: number) {
+  const sockets = new Set<net.Socket>();
+  const delayed = (from: net.Socket, to: net.Socket) =>
+    from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), delayMs));
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    delayed(client, upstream);
+    delayed(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `nats://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A broker a quarter of a second away: each publish waits a round trip for its ack, so a batch of 50
+ * takes longer than the transaction that locked it may stay open. The relay must still make progress.
+ */
+describe('OutboxRelay, a slow broker (real Postgres, a NATS of its own behind a slow link)', () => {
+  let database: SpecDatabase;
+  let nats: DedicatedServer;
+  let natsDir: string;
+  let proxy: Awaited<ReturnType<typeof startSlowProxy>>;
+  let prisma: PrismaService;
+  let outbox: OutboxRepository;
+  let config: IdentityConfig;
+
+  beforeAll(async () => {
+    natsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-slow-nats-'));
+    [database, nats] = await Promise.all([createSpecDatabase(), DedicatedServer.nats(natsDir)]);
+    proxy = await startSlowProxy(nats.port, 125);
+    config = loadIdentityConfig({ IDENTITY_DATABASE_URL: database.url, NATS_URL: proxy.url, LOG_LEVEL: 'silent' });
+    prisma = new PrismaService(config);
+    outbox = new OutboxRepository(prisma);
+  });
+
+  afterAll(async () => {
+    await prisma?.$disconnect();
+    await proxy?.close();
+    await Promise.all([database?.drop(), nats?.stop()]);
+    fs.rmSync(natsDir, { recursive: true, force: true });
+  });
+
+  it('publishes a backlog of more than a batch although a full batch outlasts its transaction', async () => {
+    const ids: string[] = [];
+    for (let index = 0; index < 60; index += 1) {
+      const data = { user_id: randomUUID(), org_id: randomUUID(), occurred_at: new Date().toISOString() };
+      ids.push(await outbox.append(prisma, USER_DELETED, data, new Date(Date.now() - 60_000 + index)));
+    }
+    const relay = new OutboxRelay(outbox, new Transactions(prisma), config, new Registry());
+    relay.onApplicationBootstrap();
+    try {
+      // 60 round trips of 250 ms: 15 s of publishing, however it is cut into transactions. Each batch
+      // of 50 (12.5 s and more) ran past the transaction's 10 s: rolled back, published again, for ever.
+      await waitFor('the backlog published', async () => ((await outbox.hasPending()) ? undefined : true), {
+        timeoutMs: 60_000,
+      });
+      for (const id of ids) expect(await publishedAt(id)).toBeInstanceOf(Date);
+    } finally {
+      await relay.onModuleDestroy();
+    }
+  }, 120_000);
+
+  const publishedAt = async (id: string) =>
+    (await prisma.outboxEvent.findUniqueOrThrow({ where: { id } })).publishedAt ?? undefined;
 });

@@ -10,6 +10,14 @@ import { OutboxRepository } from './outbox.repository';
 const BATCH = 50;
 const IDLE_MS = 200;
 const MAX_BACKOFF_MS = 5000;
+/**
+ * How long a batch's transaction starts new publishes for: well inside its 10 s timeout
+ * (Transactions), with room for one more publish (2 s at most) and the marking. Each publish waits a
+ * round trip for the broker's ack, so a full batch to a broker 200 ms away (another region, a stream
+ * waiting for its replicas) took longer than its transaction may live: rolled back, the same batch
+ * was published again and again, and nothing after it ever was.
+ */
+const PUBLISH_BUDGET_MS = 5000;
 
 /**
  * Publishes outbox events to JetStream in order, with the event id as `Nats-Msg-Id`, and marks them
@@ -79,35 +87,45 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
     // At start, after a nudge and after a full batch, publish without looking first.
     let publishNow = true;
     while (!this.stopped) {
-      let sent = 0;
+      let more = false;
       try {
-        if (publishNow || (await this.outbox.hasPending())) sent = await this.publishBatch();
+        if (publishNow || (await this.outbox.hasPending())) more = (await this.publishSome()).more;
         if (backoff > 0) this.logger.log('publishing again');
         backoff = 0;
       } catch (error) {
         if (backoff === 0) this.logger.warn(`cannot publish: ${(error as Error).message}; retrying with back-off`);
         backoff = Math.min(MAX_BACKOFF_MS, backoff ? backoff * 2 : 250);
       }
-      publishNow = (sent >= BATCH && backoff === 0) || (await this.sleep(backoff || IDLE_MS));
+      publishNow = (more && backoff === 0) || (await this.sleep(backoff || IDLE_MS));
     }
   }
 
+  /** Publishes one batch (or what PUBLISH_BUDGET_MS allows of it); answers how many events. */
   async publishBatch(): Promise<number> {
+    return (await this.publishSome()).published;
+  }
+
+  /**
+   * One batch, in order, for as long as PUBLISH_BUDGET_MS allows (counted from the transaction's
+   * start, the wait for another relay's lock included): the events published are marked, the rest
+   * stay first in line. `more` when the batch was full or cut short: publish again at once.
+   */
+  private async publishSome(): Promise<{ published: number; more: boolean }> {
     return this.transactions.run(async (db) => {
+      const started = Date.now();
       // One relay at a time across instances, so the stream keeps the outbox's order.
       await this.outbox.lockForPublishing(db);
       const rows = await this.outbox.lockBatch(db, BATCH);
+      const sent: string[] = [];
       for (const row of rows) {
+        // At least one each time, so a slow broker slows the relay down but never stops it.
+        if (sent.length > 0 && Date.now() - started >= PUBLISH_BUDGET_MS) break;
         await this.publisher.publish(row.type, JSON.stringify(row.payload), row.id);
+        sent.push(row.id);
       }
-      if (rows.length > 0)
-        await this.outbox.markPublished(
-          db,
-          rows.map((row) => row.id),
-          new Date(),
-        );
-      this.published.inc(rows.length);
-      return rows.length;
+      if (sent.length > 0) await this.outbox.markPublished(db, sent, new Date());
+      this.published.inc(sent.length);
+      return { published: sent.length, more: rows.length >= BATCH || sent.length < rows.length };
     });
   }
 
