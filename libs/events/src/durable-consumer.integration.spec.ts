@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { connect, JsMsg, NatsConnection } from 'nats';
 
-import { DurableConsumer } from './durable-consumer';
+import { DurableConsumer, Outcome } from './durable-consumer';
 import { ensureStream } from './streams';
 
 jest.setTimeout(90_000);
@@ -58,5 +58,45 @@ describe('DurableConsumer (real NATS JetStream)', () => {
     await sleep(PAST_THE_ACK_WAIT_MS + 5_000);
     // A message handled twice is a mail sent twice: the mailer's "already sent?" check cannot see a copy in flight.
     expect([...handled].sort()).toEqual(['second', 'slow', 'third']);
+  });
+
+  it('keeps delivering new messages while more than a thousand wait for their own delayed retry', async () => {
+    // The mailer's case: an org invites 1,000 people at a domain that defers mail (greylisting, a full
+    // or throttled server: SMTP 4yz), each retried with back-off for up to a day; a reset mail of
+    // another org comes after them. JetStream counts a message given back with a delay as pending, and
+    // stopped delivering anything at its default of 1,000 pending.
+    // A stream of its own: the other test's durable, still running, would take these messages too.
+    const deferring = { name: `TEST_DEFERRING_${id}`, subjects: [`test-deferring-${id}.>`] };
+    await ensureStream(await nats.jetstreamManager(), deferring);
+    const subject = `test-deferring-${id}.event`;
+    const js = nats.jetstream();
+    const deferred = 1000;
+    for (let index = 0; index < deferred; index += 1) js.publish(subject, 'deferred').catch(() => undefined);
+    await js.publish(subject, 'deferred');
+    await js.publish(subject, 'healthy');
+    let retried = 0;
+    let healthy = false;
+    const consumer = new DurableConsumer({
+      natsUrl: NATS_URL,
+      name: 'deferring',
+      stream: deferring,
+      durable: 'deferring',
+      handle: (message): Promise<Outcome> => {
+        if (message.string() === 'healthy') {
+          healthy = true;
+          return Promise.resolve('ack');
+        }
+        retried += 1;
+        return Promise.resolve({ retryInMs: 10 * 60_000 });
+      },
+      logger: new Logger('deferring'),
+    });
+    consumers.push(consumer);
+    consumer.start();
+    const deadline = Date.now() + 60_000;
+    while (!healthy && Date.now() < deadline) await sleep(500);
+    await consumer.stop();
+    await (await nats.jetstreamManager()).streams.delete(deferring.name).catch(() => undefined);
+    expect({ healthy, retried }).toEqual({ healthy: true, retried: deferred + 1 });
   });
 });

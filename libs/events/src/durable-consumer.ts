@@ -102,6 +102,12 @@ export class DurableConsumer {
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       ack_wait: ACK_WAIT_MS * 1e6,
+      // No limit on messages given back for a later retry: JetStream counts a message `nak`ed with a
+      // delay (a consumer's own back-off) as pending, and at its default of 1,000 pending delivered
+      // nothing else. A thousand invitations to a domain that defers mail (SMTP 4yz, retried for a
+      // day) held up every other org's mail behind them. What is handled at once stays bounded by the
+      // consumer itself: one message at a time per instance.
+      max_ack_pending: -1,
       ...(filterSubject ? { filter_subject: filterSubject } : {}),
     });
     const consumer = await this.connection.jetstream().consumers.get(stream.name, durable);
