@@ -12,6 +12,9 @@ export interface PublisherOptions {
   timeoutMs?: number;
 }
 
+/** JetStream's answer to a publish no stream takes: no responders (503). */
+const isNoStream = (error: unknown) => (error as { code?: string } | undefined)?.code === '503';
+
 /**
  * Publishes to JetStream and waits for the ack; a message id makes a republish after a lost ack a
  * no-op. Connects lazily and reconnects forever; while the broker is away, `publish` fails after
@@ -28,7 +31,17 @@ export class JetStreamPublisher {
   async publish(subject: string, data: string, messageId: string): Promise<void> {
     const timeout = this.options.timeoutMs ?? 2000;
     const js = await withTimeout(this.jetstream(), timeout, 'not connected to NATS');
-    await js.publish(subject, data, { msgID: messageId, timeout });
+    try {
+      await js.publish(subject, data, { msgID: messageId, timeout });
+    } catch (error) {
+      if (!isNoStream(error)) throw error;
+      // No stream takes the subject: JetStream lost it (a server restarted with an empty store, an
+      // operator's delete). The stream was ensured once, at connection: ensured again, the message is
+      // published again; without this the publisher failed until some consumer happened to recreate it.
+      this.ready = undefined;
+      const again = await withTimeout(this.jetstream(), timeout, 'not connected to NATS');
+      await again.publish(subject, data, { msgID: messageId, timeout });
+    }
   }
 
   /**
