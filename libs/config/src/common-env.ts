@@ -55,6 +55,33 @@ export const grpcAddress = (fallback: string) =>
       { message: 'must be host:port, dns:///host:port, or ip:port,ip:port,…' },
     );
 
+/** The trace exporters OpenTelemetry's Node SDK sets up from OTEL_TRACES_EXPORTER. */
+const TRACE_EXPORTERS: ReadonlySet<string> = new Set(['otlp', 'zipkin', 'console', 'none']);
+
+const otlpProtocol = z.enum(['grpc', 'http/json', 'http/protobuf']).optional();
+
+/**
+ * The OpenTelemetry variables that choose where traces go (libs/observability, tracing.ts). The SDK
+ * only logs a warning for a value it does not know and then traces nothing (an exporter) or falls back
+ * to another protocol: a typo must stop the process and name the variable, like any setting.
+ */
+const tracingEnv = {
+  OTEL_TRACES_EXPORTER: z
+    .string()
+    .optional()
+    .refine(
+      (value) =>
+        value === undefined ||
+        value
+          .split(',')
+          .map((name) => name.trim())
+          .every((name) => TRACE_EXPORTERS.has(name)),
+      { message: `must be a comma-separated list of ${[...TRACE_EXPORTERS].join(', ')}` },
+    ),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+};
+
 /** Settings every process reads. */
 export const commonEnv = {
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -63,6 +90,7 @@ export const commonEnv = {
   BIND_HOST: perDeployment(z.string().min(1).default('127.0.0.1')),
   PROTO_DIR: z.string().optional(),
   GRPC_DEADLINE_MS: millis(2000),
+  ...tracingEnv,
 };
 
 export const grpcAddresses = {

@@ -63,6 +63,17 @@ describe('loadConfig', () => {
     }
   });
 
+  it('refuses, by name, a tracing exporter or OTLP protocol OpenTelemetry would only warn about and then trace nothing', () => {
+    for (const good of ['otlp', 'console', 'zipkin', 'otlp,console', 'none']) {
+      expect(loadConfig(shape, { OTEL_TRACES_EXPORTER: good }).OTEL_TRACES_EXPORTER).toBe(good);
+    }
+    expect(loadConfig(shape, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).OTEL_EXPORTER_OTLP_PROTOCOL).toBe('grpc');
+    expect(() => loadConfig(shape, { OTEL_TRACES_EXPORTER: 'otlp,jeager' })).toThrow(/OTEL_TRACES_EXPORTER: /);
+    expect(() => loadConfig(shape, { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http' })).toThrow(
+      /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: /,
+    );
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(loadConfig(shape, {}))).toBe(true);
   });
