@@ -1104,7 +1104,15 @@ describe.each([
         expect([app, allowed]).toEqual([app, expected]);
       }
       const migrateAllowed = [...ports].filter((port) => network.allows(podOf('migrate'), { external: true }, port));
-      expect(migrateAllowed).toEqual([5432]);
+      expect(migrateAllowed.sort()).toEqual([5432, portOfUrl(exampleEnvironment.NATS_URL)].sort());
+    });
+
+    it("lets the operator's shell (the migrate labels, docs/runbook.md) tell running auth instances of a client change", () => {
+      // rotate-client-secret and delete-client send their notice over NATS (README: the old secret
+      // "stops working at once"); blocked, the CLI waited out its timeout and every auth instance kept
+      // accepting the old secret or the deleted client until its cache expired (CLIENT_CACHE_TTL_MS).
+      const nats = portOfUrl(exampleEnvironment.NATS_URL);
+      expect(network.allows(podOf('migrate'), { external: true }, nats)).toBe(true);
     });
 
     it('every pod may ask the cluster DNS', () => {

@@ -112,6 +112,24 @@ describe('the operator CLI behaves like one', () => {
       expect(clients.map((client) => client.name)).toEqual(['-beta']);
     });
 
+    it.each([
+      [
+        'create-client with a plain-http redirect URI',
+        ['create-client', '--name', 'My SPA', '--type', 'public', '--grant-types', 'authorization_code'],
+        ['--redirect-uris', 'http://app.example/callback', '--scopes', 'users:read'],
+        'redirect_uris',
+      ],
+      ['list-clients of an org id that is no UUID', ['list-clients'], [], 'org_id'],
+    ])('refuses %s naming the field and why, not just "invalid fields"', (_, command, rest, field) => {
+      // auth's refusals came out as "The request has invalid fields." alone: which field, and what
+      // was wrong with it, went to the JSON line on stdout that the CLI drops on a failure.
+      const orgId = field === 'org_id' ? 'acme' : crypto.randomUUID();
+      const refused = cli([...command, '--org-id', orgId, ...rest], stack.env);
+      expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 1, stdout: '' });
+      expect(refused.stderr).toContain(`"field":"${field}"`);
+      expect(refused.stderr).toContain(field === 'org_id' ? 'must be a UUID' : 'must use https');
+    });
+
     it('answers set-rate-limit with the org and its tiers, snake_case like every other answer', () => {
       const orgId = crypto.randomUUID();
       const args = ['set-rate-limit', '--org-id', orgId, '--group', 'users.read', '--scope', 'per-token'];

@@ -131,6 +131,30 @@ describe('npm run up (tools/up.mjs --json) on spare ports with its own databases
     expect(fs.readFileSync(path.join(mailDir, files[0]), 'utf8')).toContain('Subject: Quick start check');
   });
 
+  it('answers the README\'s "First requests" as they are written, copied into a shell (only the port moved)', () => {
+    // (After the catcher's test: Ada's activation mail would be a second .eml there.)
+    // A newcomer pastes the block after `npm run up`: every command must work as it stands, with the
+    // token and the Idempotency-Key it needs given in the block itself, and curl fail on a 4xx/5xx.
+    const readme = fs.readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### First requests'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    expect(block).toContain('npm run cli -- bootstrap');
+    const script = block.replaceAll('localhost:8080', `localhost:${ports.GATEWAY_PORT}`);
+    const result = spawnSync(
+      'bash',
+      ['-c', `set -euo pipefail\ncurl() { command curl --fail-with-body "$@" && echo; }\n${script}`],
+      { cwd: repositoryRoot, env, encoding: 'utf8', timeout: 60_000 },
+    );
+    // On a failure, what the shell said (curl's problem+json, an unset variable).
+    const said = result.status === 0 ? '' : `${result.stdout.slice(-1000)}\n${result.stderr.slice(-1000)}`;
+    expect({ status: result.status, said }).toEqual({ status: 0, said: '' });
+    // What each answer is documented to hold.
+    expect(result.stdout).toMatch(/\{"org_id":"[^"]+","admin_user_id":"[^"]+","client_id":"[^"]+","client_secret":/);
+    expect(result.stdout).toContain('"email":"ada@acme.test","display_name":"Ada"');
+    expect(result.stdout).toContain('"tiers":[');
+    expect(result.stdout).toContain('"dimension":"api"');
+  });
+
   it('stops every process on Ctrl-C (SIGINT) and exits 0 within 20 s, leaving no port open', async () => {
     const sentAt = Date.now();
     up.signal('SIGINT');

@@ -188,7 +188,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function fail(status: number, code: string, message: string, extra: Record<string, unknown> = {}): number {
-  process.stderr.write(`${message}\n`);
+  // The failing fields go to stderr too, as the platform CLI's do: `npm run cli` shows stderr and drops
+  // a failure's stdout, so an operator otherwise read "The request has invalid fields." and no more.
+  process.stderr.write(extra.errors ? `${message} ${JSON.stringify(extra.errors)}\n` : `${message}\n`);
   process.stdout.write(`${JSON.stringify({ error: code, message: message.split('\n')[0], ...extra })}\n`);
   return status;
 }
