@@ -336,6 +336,7 @@ describe('the OpenAPI document against real responses', () => {
       const first = await call('/v2/users/me', { token: adminToken });
       return call('/v2/users/me', { token: adminToken, headers: { 'if-none-match': first.headers.get('etag')! } });
     },
+    'GET /v2/users/me 412': () => call('/v2/users/me', { token: adminToken, headers: { 'if-match': '"stale"' } }),
     'GET /v2/users/me 401': () => call('/v2/users/me', { headers: { authorization: 'Bearer not.a.jwt' } }),
     'GET /v2/users/me 403': () => call('/v2/users/me', { token: systemOnlyToken }),
     'GET /v2/users/me 404': () => call('/v2/users/me', { token: clientToken }),
@@ -349,6 +350,8 @@ describe('the OpenAPI document against real responses', () => {
         headers: { 'if-none-match': first.headers.get('etag')! },
       });
     },
+    'GET /v2/users/{id} 412': () =>
+      call(`/v2/users/${org.admin_user_id}`, { token: adminToken, headers: { 'if-match': '"stale"' } }),
     'GET /v2/users/{id} 401': () => call(`/v2/users/${org.admin_user_id}`),
     'GET /v2/users/{id} 403': () => call(`/v2/users/${org.admin_user_id}`, { token: systemOnlyToken }),
     'GET /v2/users/{id} 404': () => call(`/v2/users/${randomUUID()}`, { token: adminToken }),

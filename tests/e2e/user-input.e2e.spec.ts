@@ -86,6 +86,63 @@ describe('user input the gateway must judge as identity does', () => {
     expect(changed.headers.get('etag')).not.toBe(etag);
   });
 
+  // Contract §7: If-Match that no longer matches is 412, on a read too (RFC 9110 §13.1.1: an origin
+  // server that receives If-Match evaluates it before performing the method, GET included).
+  it('answers a GET whose If-Match does not name the user’s current ETag 412, and 200 while it does', async () => {
+    const created = await api.createUser(token, { email: uniqueEmail('if-match-get'), display_name: 'Ada' });
+    const etag = created.headers.get('etag')!;
+    for (const path of [`/v2/users/${created.body.id}`, '/v2/users/me']) {
+      const current = path.endsWith('/me') ? (await api.call(path, { token })).headers.get('etag')! : etag;
+      expectProblem(await api.call(path, { token, headers: { 'if-match': '"stale"' } }), 412, 'precondition_failed');
+      // If-Match is judged before If-None-Match (RFC 9110 §13.2.2): a stale one is 412, not 304.
+      const both = await api.call(path, { token, headers: { 'if-match': '"stale"', 'if-none-match': current } });
+      expect(both.status).toBe(412);
+      for (const condition of [current, `"other", ${current}`, '*']) {
+        const matching = await api.call<User>(path, { token, headers: { 'if-match': condition } });
+        expect({ status: matching.status, etag: matching.headers.get('etag') }).toEqual({ status: 200, etag: current });
+      }
+    }
+  });
+
+  // RFC 9110 §13.1.2: If-None-Match that matches (`*`: the user exists; or its current ETag) means the
+  // client wants the change only while the user is not in that state: 412 for any method but GET/HEAD.
+  it('refuses a PATCH, disable, enable or DELETE whose If-None-Match matches the user with 412, changing nothing', async () => {
+    const created = await api.createUser(token, { email: uniqueEmail('if-none-match'), display_name: 'Ada' });
+    const path = `/v2/users/${created.body.id}`;
+    const etag = created.headers.get('etag')!;
+    const changes = [
+      { method: 'PATCH', path, json: { display_name: 'Changed' } },
+      { method: 'POST', path: `${path}/disable` },
+      { method: 'POST', path: `${path}/enable` },
+      { method: 'DELETE', path },
+    ];
+    for (const change of changes) {
+      for (const condition of ['*', etag, `W/${etag}`, `"other", ${etag}`]) {
+        const answer = await api.call(change.path, {
+          token,
+          method: change.method,
+          json: change.json,
+          headers: { 'if-none-match': condition },
+        });
+        expectProblem(answer, 412, 'precondition_failed');
+      }
+    }
+    const after = await api.call<User>(path, { token });
+    expect({ status: after.status, name: after.body.display_name, etag: after.headers.get('etag') }).toEqual({
+      status: 200,
+      name: 'Ada',
+      etag,
+    });
+    // A tag the user no longer has: the change goes ahead.
+    const patched = await api.call<User>(path, {
+      token,
+      method: 'PATCH',
+      json: { display_name: 'Changed' },
+      headers: { 'if-none-match': '"an-old-state"' },
+    });
+    expect({ status: patched.status, name: patched.body.display_name }).toEqual({ status: 200, name: 'Changed' });
+  });
+
   it('refuses a password holding a lone surrogate instead of storing the hash of another text', async () => {
     const email = uniqueEmail('surrogate-password');
     const answer = await api.createUser(token, { email, display_name: 'Ada', password: 'correct horse\ud800' });

@@ -76,3 +76,26 @@ export function ifMatchTags(header: string | string[] | undefined): string[] {
   );
   return tags.length > 0 ? tags : [''];
 }
+
+/**
+ * The entity tags of an `If-None-Match` header (RFC 9110 §13.1.2) for identity's weak comparison on a
+ * change: `*`, or the opaque tags (`W/` dropped: a weak tag names the state as well as a strong one).
+ * A quoted `"*"` is a tag no user has, and an unreadable header names none: no condition either way.
+ */
+export function ifNoneMatchTags(header: string | string[] | undefined): string[] {
+  if (header === undefined) return [];
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (value.trim() === '*') return ['*'];
+  return [...value.matchAll(/(?:W\/)?"([\x21\x23-\x7e]*)"/g)].flatMap(([, tag]) =>
+    tag === undefined || tag === '*' ? [] : [tag],
+  );
+}
+
+/**
+ * Whether `If-Match` lets a read of the user go ahead (RFC 9110 §13.1.1, strong comparison): no header,
+ * `*`, or one of its tags is the user's current one.
+ */
+export function ifMatchHolds(header: string | string[] | undefined, etag: string): boolean {
+  const tags = ifMatchTags(header);
+  return tags.length === 0 || tags.includes('*') || tags.includes(etag);
+}

@@ -1,3 +1,4 @@
+import { DomainError } from '@acct/problem';
 import { Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -15,7 +16,9 @@ import { documented } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { createUserBody, idempotencyKey, idempotencyKeyHeader } from './create-user.schema';
 import {
+  ifMatchHolds,
   ifMatchTags,
+  ifNoneMatchTags,
   toUserResource,
   userAnswer,
   UserPage,
@@ -34,6 +37,19 @@ const IF_NONE_MATCH = {
   name: 'If-None-Match',
   required: false,
   description: 'Answer `304` without a body while the user’s ETag is one of these (or `*`).',
+  schema: { type: 'string' as const },
+};
+const IF_MATCH_READ = {
+  name: 'If-Match',
+  required: false,
+  description: 'Answer only while the user’s ETag is one of these (or `*`); otherwise `412 precondition_failed`.',
+  schema: { type: 'string' as const },
+};
+const IF_NONE_MATCH_CHANGE = {
+  name: 'If-None-Match',
+  required: false,
+  description:
+    'Change the user only while its ETag is none of these (`*`: never, it exists); otherwise `412 precondition_failed`.',
   schema: { type: 'string' as const },
 };
 const IF_MATCH = {
@@ -133,9 +149,10 @@ export class UsersController {
   @RateLimited('users.read')
   @ApiOperation({ operationId: 'getCurrentUser', summary: 'The user the access token belongs to' })
   @ApiJsonResponse(200, 'The caller.', userResource, ETAG)
+  @ApiHeader(IF_MATCH_READ)
   @ApiHeader(IF_NONE_MATCH)
   @ApiResponse(NOT_MODIFIED)
-  @ApiProblems('not_found', 'service_unavailable')
+  @ApiProblems('not_found', 'precondition_failed', 'service_unavailable')
   me(
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -148,9 +165,10 @@ export class UsersController {
   @RateLimited('users.read')
   @ApiOperation({ operationId: 'getUser', summary: "A user of the caller's org" })
   @ApiJsonResponse(200, 'The user.', userResource, ETAG)
+  @ApiHeader(IF_MATCH_READ)
   @ApiHeader(IF_NONE_MATCH)
   @ApiResponse(NOT_MODIFIED)
-  @ApiProblems('not_found', 'service_unavailable')
+  @ApiProblems('not_found', 'precondition_failed', 'service_unavailable')
   byId(
     @Req() request: AuthenticatedRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -196,6 +214,7 @@ export class UsersController {
       "Taking `admin` from the org's last active admin is `409 last_admin`.",
   })
   @ApiHeader(IF_MATCH)
+  @ApiHeader(IF_NONE_MATCH_CHANGE)
   @ApiJsonBody(patchUserBody, { name: 'UpdateUserRequest' })
   @ApiJsonResponse(200, 'The user as it is now.', userResource, ETAG)
   @ApiProblems(
@@ -225,6 +244,7 @@ export class UsersController {
       {
         id,
         ifMatch: ifMatchTags(request.headers['if-match']),
+        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
         displayName: body.display_name,
         roles: body.roles ? { roles: body.roles } : undefined,
         phone: patch(body.phone),
@@ -246,6 +266,7 @@ export class UsersController {
     description: "An admin cannot disable itself or the org's last active admin (`409 last_admin`).",
   })
   @ApiHeader(IF_MATCH)
+  @ApiHeader(IF_NONE_MATCH_CHANGE)
   @ApiJsonResponse(200, 'The user, now `disabled`.', userResource, ETAG)
   @ApiProblems(
     'validation_failed',
@@ -263,7 +284,11 @@ export class UsersController {
     refuseBody(request);
     const { user } = await this.identity.call(
       'disableUser',
-      { id, ifMatch: ifMatchTags(request.headers['if-match']) },
+      {
+        id,
+        ifMatch: ifMatchTags(request.headers['if-match']),
+        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
+      },
       { accessToken: request.accessToken },
     );
     return userAnswer(reply, user);
@@ -279,6 +304,7 @@ export class UsersController {
     description: 'It is `active` again if it had ever set a password, else `pending`.',
   })
   @ApiHeader(IF_MATCH)
+  @ApiHeader(IF_NONE_MATCH_CHANGE)
   @ApiJsonResponse(200, 'The user.', userResource, ETAG)
   @ApiProblems('validation_failed', 'forbidden', 'not_found', 'precondition_failed', 'service_unavailable')
   async enable(
@@ -289,7 +315,11 @@ export class UsersController {
     refuseBody(request);
     const { user } = await this.identity.call(
       'enableUser',
-      { id, ifMatch: ifMatchTags(request.headers['if-match']) },
+      {
+        id,
+        ifMatch: ifMatchTags(request.headers['if-match']),
+        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
+      },
       { accessToken: request.accessToken },
     );
     return userAnswer(reply, user);
@@ -305,6 +335,7 @@ export class UsersController {
     description: "An admin cannot delete itself or the org's last active admin (`409 last_admin`).",
   })
   @ApiHeader(IF_MATCH)
+  @ApiHeader(IF_NONE_MATCH_CHANGE)
   @ApiResponse({ status: 204, description: 'Deleted.' })
   @ApiProblems(
     'validation_failed',
@@ -318,7 +349,11 @@ export class UsersController {
     refuseBody(request);
     await this.identity.call(
       'deleteUser',
-      { id, ifMatch: ifMatchTags(request.headers['if-match']) },
+      {
+        id,
+        ifMatch: ifMatchTags(request.headers['if-match']),
+        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
+      },
       { accessToken: request.accessToken },
     );
   }
@@ -326,9 +361,17 @@ export class UsersController {
   /**
    * The user, or `304` with its ETag and no body when `If-None-Match` names its current tag (RFC 9110
    * §13.2.1: a server that sends an ETag evaluates the condition): a client revalidating its copy.
+   * `If-Match` is judged first (§13.2.2): one that does not name the current tag is `412`, on a read
+   * as on a change (contract §7; §13.1.1: an origin server evaluates it before performing the method).
    */
   private async get(request: AuthenticatedRequest, reply: FastifyReply, id: string): Promise<UserResource | undefined> {
     const { user } = await this.identity.call('getUser', { id }, { accessToken: request.accessToken });
+    if (user?.etag && !ifMatchHolds(request.headers['if-match'], user.etag)) {
+      throw new DomainError(
+        'precondition_failed',
+        'The user has changed since you read it (If-Match no longer matches its ETag); read it again.',
+      );
+    }
     const resource = userAnswer(reply, user);
     if (user?.etag && ifNoneMatchMatches(request.headers['if-none-match'], `"${user.etag}"`)) {
       void reply.status(304);

@@ -23,8 +23,13 @@ export class DeleteUserService {
     private readonly clock: Clock,
   ) {}
 
-  async delete(caller: Caller, id: string, ifMatch: readonly string[]): Promise<void> {
-    await this.changes.run(caller, id, ifMatch, async (db, user) => {
+  async delete(
+    caller: Caller,
+    id: string,
+    ifMatch: readonly string[],
+    ifNoneMatch: readonly string[] = [],
+  ): Promise<void> {
+    await this.changes.run(caller, id, { ifMatch, ifNoneMatch }, async (db, user) => {
       await this.changes.keepAnAdmin(db, caller, user, 'delete');
       const now = this.clock.date();
       await this.users.delete(db, user);

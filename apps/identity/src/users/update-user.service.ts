@@ -51,10 +51,11 @@ export class UpdateUserService {
     id: string,
     ifMatch: readonly string[],
     patch: UserPatchRequest,
+    ifNoneMatch: readonly string[] = [],
   ): Promise<identityV1.User> {
     requireAdmin(caller, USERS_WRITE_SCOPE);
     const valid = validateUserPatch(patch);
-    const message = await this.changes.run(caller, id, ifMatch, async (db, user, callerRoles) => {
+    const message = await this.changes.run(caller, id, { ifMatch, ifNoneMatch }, async (db, user, callerRoles) => {
       if (valid.roles) {
         if (!mayGrant(callerRoles, valid.roles)) {
           throw new DomainError('forbidden', 'You may not grant a role above your own.');

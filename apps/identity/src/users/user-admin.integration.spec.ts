@@ -373,6 +373,25 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect((await failure(deletes.delete(acme.admin, user.id, ['W/"x"']))).code).toBe('precondition_failed');
     });
 
+    it('refuses a change whose If-None-Match is * or names the current ETag with precondition_failed, changing nothing', async () => {
+      const user = await create(acme);
+      const etag = user.etag ?? '';
+      for (const ifNoneMatch of [['*'], [etag], ['other', etag]]) {
+        const changes = [
+          updates.update(acme.admin, user.id, [], { displayName: 'Changed' }, ifNoneMatch),
+          statuses.disable(acme.admin, user.id, [], ifNoneMatch),
+          statuses.enable(acme.admin, user.id, [], ifNoneMatch),
+          deletes.delete(acme.admin, user.id, [], ifNoneMatch),
+        ];
+        for (const change of changes) expect((await failure(change)).code).toBe('precondition_failed');
+      }
+      expect(await reads.get(acme.admin, user.id)).toEqual(user);
+      const renamed = await updates.update(acme.admin, user.id, [], { displayName: 'Changed' }, ['an-old-state']);
+      expect(renamed.displayName).toBe('Changed');
+      // The tag it had before is no longer current: that condition now holds.
+      expect((await statuses.disable(acme.admin, user.id, [], [etag])).status).toBe('disabled');
+    });
+
     it('lets exactly one of two concurrent patches with the same If-Match through', async () => {
       const user = await create(acme);
       const results = await Promise.allSettled(

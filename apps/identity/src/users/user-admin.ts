@@ -31,11 +31,32 @@ export function requireMatch(ifMatch: readonly string[], user: UserRecord): void
   );
 }
 
+/**
+ * RFC 9110 §13.1.2: `If-None-Match` is false when it is `*` (the user exists) or names the user's
+ * current tag (weak comparison: the gateway sends the opaque tags, `W/` dropped), and a change must
+ * then not be made (412). No tags: no condition.
+ */
+export function requireNoneMatch(ifNoneMatch: readonly string[], user: UserRecord): void {
+  if (!ifNoneMatch.includes('*') && !ifNoneMatch.includes(etagOf(user))) return;
+  throw new DomainError(
+    'precondition_failed',
+    'The user is in a state If-None-Match names (its current ETag, or * for any); nothing was changed.',
+  );
+}
+
+/** The conditions of a change (RFC 9110 §13.1.1–2): the entity tags of `If-Match` and `If-None-Match`. */
+export interface Preconditions {
+  /** `*` or tags, one of which must be the user's current one; empty: unconditional. */
+  ifMatch: readonly string[];
+  /** `*` or tags, none of which may be the user's current one; empty: unconditional. */
+  ifNoneMatch?: readonly string[];
+}
+
 const lastAdmin = (detail: string) => new DomainError('last_admin', detail);
 
 /**
  * One admin change to one user of the caller's org, in one transaction that holds the org's row lock
- * (every admin change of an org runs one at a time) and the user's. Inside it the If-Match check,
+ * (every admin change of an org runs one at a time) and the user's. Inside it the If-Match and If-None-Match checks,
  * the last-admin rule and the change see the same state, whatever else runs concurrently. The
  * caller must still be an active admin then; `change` gets the roles it holds now (`CallerRoles`).
  */
@@ -51,7 +72,7 @@ export class UserAdminChanges {
   async run<T>(
     caller: Caller,
     userId: string,
-    ifMatch: readonly string[],
+    preconditions: Preconditions,
     change: (db: Prisma.TransactionClient, user: UserRecord, callerRoles: readonly string[]) => Promise<T>,
   ): Promise<T> {
     requireAdmin(caller, USERS_WRITE_SCOPE);
@@ -60,7 +81,8 @@ export class UserAdminChanges {
       const callerRoles = await this.callerRoles.ofActiveAdmin(caller, db);
       const user = await this.users.lockInOrg(db, caller.orgId, userId);
       if (!user) throw noSuchUser();
-      requireMatch(ifMatch, user);
+      requireMatch(preconditions.ifMatch, user);
+      requireNoneMatch(preconditions.ifNoneMatch ?? [], user);
       return change(db, user, callerRoles);
     });
   }

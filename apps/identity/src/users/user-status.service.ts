@@ -27,8 +27,13 @@ export class UserStatusService {
     private readonly clock: Clock,
   ) {}
 
-  async disable(caller: Caller, id: string, ifMatch: readonly string[]): Promise<identityV1.User> {
-    const user = await this.changes.run(caller, id, ifMatch, async (db, user) => {
+  async disable(
+    caller: Caller,
+    id: string,
+    ifMatch: readonly string[],
+    ifNoneMatch: readonly string[] = [],
+  ): Promise<identityV1.User> {
+    const user = await this.changes.run(caller, id, { ifMatch, ifNoneMatch }, async (db, user) => {
       if (user.status === 'disabled') return user;
       await this.changes.keepAnAdmin(db, caller, user, 'disable');
       const now = this.clock.date();
@@ -46,8 +51,13 @@ export class UserStatusService {
     return toUserMessage(user);
   }
 
-  async enable(caller: Caller, id: string, ifMatch: readonly string[]): Promise<identityV1.User> {
-    const user = await this.changes.run(caller, id, ifMatch, async (db, user) => {
+  async enable(
+    caller: Caller,
+    id: string,
+    ifMatch: readonly string[],
+    ifNoneMatch: readonly string[] = [],
+  ): Promise<identityV1.User> {
+    const user = await this.changes.run(caller, id, { ifMatch, ifNoneMatch }, async (db, user) => {
       if (user.status !== 'disabled') return user;
       const now = this.clock.date();
       const enabled = await this.users.update(db, user, { status: user.activatedAt ? 'active' : 'pending' }, now);

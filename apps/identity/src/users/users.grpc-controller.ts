@@ -60,13 +60,19 @@ export class UsersGrpcController implements Pick<identityV1.IdentityServiceContr
 
   @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'updateUser')
   async updateUser(request: identityV1.UpdateUserRequest, metadata?: Metadata): Promise<identityV1.UpdateUserResponse> {
-    const user = await this.updateUsers.update(callerOf(metadata), request.id, request.ifMatch, {
-      displayName: request.displayName,
-      roles: request.roles?.roles,
-      locale: patchValue(request.locale),
-      timezone: patchValue(request.timezone),
-      phone: patchValue(request.phone),
-    });
+    const user = await this.updateUsers.update(
+      callerOf(metadata),
+      request.id,
+      request.ifMatch,
+      {
+        displayName: request.displayName,
+        roles: request.roles?.roles,
+        locale: patchValue(request.locale),
+        timezone: patchValue(request.timezone),
+        phone: patchValue(request.phone),
+      },
+      request.ifNoneMatch,
+    );
     return { user };
   }
 
@@ -75,17 +81,19 @@ export class UsersGrpcController implements Pick<identityV1.IdentityServiceContr
     request: identityV1.DisableUserRequest,
     metadata?: Metadata,
   ): Promise<identityV1.DisableUserResponse> {
-    return { user: await this.userStatus.disable(callerOf(metadata), request.id, request.ifMatch) };
+    return {
+      user: await this.userStatus.disable(callerOf(metadata), request.id, request.ifMatch, request.ifNoneMatch),
+    };
   }
 
   @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'enableUser')
   async enableUser(request: identityV1.EnableUserRequest, metadata?: Metadata): Promise<identityV1.EnableUserResponse> {
-    return { user: await this.userStatus.enable(callerOf(metadata), request.id, request.ifMatch) };
+    return { user: await this.userStatus.enable(callerOf(metadata), request.id, request.ifMatch, request.ifNoneMatch) };
   }
 
   @GrpcMethod(identityV1.IDENTITY_SERVICE_NAME, 'deleteUser')
   async deleteUser(request: identityV1.DeleteUserRequest, metadata?: Metadata): Promise<identityV1.DeleteUserResponse> {
-    await this.deleteUsers.delete(callerOf(metadata), request.id, request.ifMatch);
+    await this.deleteUsers.delete(callerOf(metadata), request.id, request.ifMatch, request.ifNoneMatch);
     return {};
   }
 }

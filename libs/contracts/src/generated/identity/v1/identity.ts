@@ -93,7 +93,14 @@ export interface UpdateUserRequest {
   roles?: RoleList | undefined;
   locale?: StringPatch | undefined;
   timezone?: StringPatch | undefined;
-  phone?: StringPatch | undefined;
+  phone?:
+    | StringPatch
+    | undefined;
+  /**
+   * The If-None-Match entity tags (without quotes or W/), or "*"; the change is refused
+   * (precondition_failed) while one names the user's current state. Empty: no such condition.
+   */
+  ifNoneMatch: string[];
 }
 
 export interface UpdateUserResponse {
@@ -104,6 +111,7 @@ export interface DisableUserRequest {
   id: string;
   /** As in UpdateUserRequest. */
   ifMatch: string[];
+  ifNoneMatch: string[];
 }
 
 export interface DisableUserResponse {
@@ -113,6 +121,7 @@ export interface DisableUserResponse {
 export interface EnableUserRequest {
   id: string;
   ifMatch: string[];
+  ifNoneMatch: string[];
 }
 
 export interface EnableUserResponse {
@@ -122,6 +131,7 @@ export interface EnableUserResponse {
 export interface DeleteUserRequest {
   id: string;
   ifMatch: string[];
+  ifNoneMatch: string[];
 }
 
 export interface DeleteUserResponse {
