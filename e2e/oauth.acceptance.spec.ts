@@ -131,7 +131,7 @@ describe('browser apps and standard OAuth clients (contract §6)', () => {
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
     expect(page.headers.get('set-cookie')).toMatch(
-      /^oauth_csrf=[\w-]{43}; Path=\/v2\/auth\/authorize; HttpOnly; SameSite=Strict$/,
+      /^oauth_csrf=[\w-]{43}; Path=\/v2\/auth\/authorize; HttpOnly; SameSite=Lax$/,
     );
     const html = await page.text();
     expect(html).toContain('<html lang="zh-CN">');

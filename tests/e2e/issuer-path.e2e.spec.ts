@@ -70,6 +70,37 @@ describe('an issuer with a path (RFC 8414 §3.1)', () => {
   });
 
   /**
+   * Discovery names the human documentation under the issuer (`service_documentation`): behind the
+   * proxy, every file that page loads (its style, scripts, the OpenAPI document the UI reads) must be
+   * under the prefix too, or the page stays blank.
+   */
+  it('serves the documentation discovery names, with everything it loads, under the issuer path', async () => {
+    /** The proxy: only URLs under the issuer reach the gateway, without the prefix. */
+    const viaProxy = (url: URL) =>
+      url.origin === new URL(ISSUER).origin && url.pathname.startsWith('/tenant-a/')
+        ? fetch(stack.url(url.pathname.replace(/^\/tenant-a/, '')), { headers: { 'x-forwarded-for': freshIp() } })
+        : Promise.resolve(new Response('not routed', { status: 404 }));
+    const metadata = (await api.call<{ service_documentation: string }>(`${WELL_KNOWN}/tenant-a`)).body;
+    const docs = new URL(metadata.service_documentation);
+    expect(docs.href).toBe(`${ISSUER}/docs`);
+    const page = await viaProxy(docs);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const loaded = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => new URL(match[1], docs));
+    expect(loaded.length).toBeGreaterThanOrEqual(4);
+    for (const url of loaded)
+      expect({ url: url.href, status: (await viaProxy(url)).status }).toEqual({ url: url.href, status: 200 });
+    // The Swagger UI's own script names the document it reads, which the browser resolves against the page.
+    const init = loaded.find((url) => url.pathname.endsWith('/swagger-ui-init.js'))!;
+    const spec = /url: '([^']+)'/.exec(await (await viaProxy(init)).text())![1];
+    const document = await viaProxy(new URL(spec, docs));
+    expect({ url: new URL(spec, docs).href, status: document.status }).toEqual({
+      url: `${ISSUER}/v2/openapi.json`,
+      status: 200,
+    });
+  });
+
+  /**
    * The browser sees the login page at the issuer's URL (`…/tenant-a/v2/auth/authorize`); the proxy
    * strips the prefix. The form must post back there, and the CSRF cookie must be sent there.
    */

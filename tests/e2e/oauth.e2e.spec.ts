@@ -402,6 +402,72 @@ describe('authorization code + PKCE, discovery and the login page (two gateways)
       }
     });
 
+    // Two tabs of an app whose session ended both send the person to the login page, by a link (or a
+    // script) of the app: a cross-site navigation. The second page load must not spoil the first form.
+    it('signs in from the first of two login pages an app opened in two tabs', async () => {
+      const states = ['tab-1', 'tab-2'];
+      await context.route('https://app.oauth.test/start/**', (route) => {
+        const state = new URL(route.request().url()).pathname.split('/').pop()!;
+        const href = gatewayUrl(0, `/v2/auth/authorize?${authorizeQuery({ state })}`).replace(/&/g, '&amp;');
+        return route.fulfill({
+          status: 200,
+          contentType: 'text/html',
+          body: `<a id="sign-in" href="${href}">Sign in</a>`,
+        });
+      });
+      const tabs = [];
+      for (const state of states) {
+        const tab = await context.newPage();
+        await tab.goto(`https://app.oauth.test/start/${state}`);
+        await Promise.all([tab.waitForURL(/\/v2\/auth\/authorize\?/), tab.click('#sign-in')]);
+        expect(await tab.textContent('h1')).toBe('Sign in');
+        tabs.push(tab);
+      }
+      const [first] = tabs;
+      await first.getByLabel('E-mail or phone').fill(member.email);
+      await first.getByLabel('Password').fill(MEMBER_PASSWORD);
+      const [answer] = await Promise.all([
+        first.waitForResponse((response) => response.request().method() === 'POST'),
+        first.getByRole('button', { name: 'Sign in' }).click(),
+      ]);
+      expect(answer.status()).toBe(303);
+      const location = new URL(answer.headers().location);
+      expect(location.searchParams.get('state')).toBe('tab-1');
+      expect(location.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
+    });
+
+    // Contract §1: a client may send its own X-Request-Id and gets it back (and the answer exposes it).
+    // From a browser app that header makes the call a preflighted one, which must allow it.
+    it('lets a browser app send its own X-Request-Id to the token endpoint, and read it back', async () => {
+      const app = createServer((_request, response) => response.end('<p>app</p>'));
+      await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+      // A context of its own: the others' X-Forwarded-For would make every fetch a preflighted one.
+      const plain = await browser.newContext();
+      try {
+        const page = await plain.newPage();
+        await page.goto(`http://127.0.0.1:${(app.address() as AddressInfo).port}/`);
+        const answer = await page.evaluate(
+          async (url) => {
+            try {
+              const response = await fetch(url, {
+                method: 'POST',
+                headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-request-id': 'spa-request-1' },
+                body: 'grant_type=refresh_token',
+              });
+              return { status: response.status, requestId: response.headers.get('x-request-id') };
+            } catch (error) {
+              return { error: String(error) };
+            }
+          },
+          gatewayUrl(0, '/v2/auth/token'),
+        );
+        expect(answer).toEqual({ status: 400, requestId: 'spa-request-1' });
+      } finally {
+        await plain.close();
+        await new Promise((resolve) => app.close(resolve));
+      }
+    });
+
     it('serves the login page in Simplified Chinese by default, with a strict CSP and no external assets', async () => {
       const zh = await browser.newContext({ extraHTTPHeaders: { 'x-forwarded-for': nextIp(), 'accept-language': '' } });
       const page = await zh.newPage();

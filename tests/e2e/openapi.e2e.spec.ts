@@ -887,13 +887,14 @@ describe('the OpenAPI document against real responses', () => {
       const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
       expect(assets.length).toBeGreaterThanOrEqual(4);
       for (const asset of assets) {
-        expect(asset).toMatch(/^\/docs\//); // same origin: nothing from a CDN
-        const response = await fetch(stack.url(asset));
+        // Relative to the page (so it works behind a proxy's prefix): same origin, nothing from a CDN.
+        expect(asset).toMatch(/^docs\//);
+        const response = await fetch(new URL(asset, stack.url('/docs')));
         expect({ asset, status: response.status }).toEqual({ asset, status: 200 });
         expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
       }
       const init = await (await fetch(stack.url('/docs/swagger-ui-init.js'))).text();
-      expect(init).toContain("url: '/v2/openapi.json'");
+      expect(init).toContain("url: 'v2/openapi.json'");
       const bundle = await fetch(stack.url('/docs/swagger-ui-bundle.js'));
       expect(bundle.headers.get('content-type')).toMatch(/^application\/javascript/);
       expect(await bundle.text()).toContain('SwaggerUIBundle');

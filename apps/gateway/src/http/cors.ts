@@ -28,8 +28,13 @@ const EXPOSED_HEADERS = [
   // The password grant's device credential (a response header: the token set's fields are fixed).
   'X-Device-Token',
 ].join(', ');
-/** What a browser app may send: its credentials, the body's type, and the password grant's device headers. */
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Device-Id, X-Device-Token';
+/**
+ * What a browser app may send: its credentials, the body's type, the password grant's device headers,
+ * and its own X-Request-Id (contract §1: a client's own id is kept and answered back). A header left
+ * out here fails the preflight, and the browser sends nothing: an app that tags its calls with a
+ * request id could not exchange a code, refresh or sign out at all.
+ */
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Device-Id, X-Device-Token, X-Request-Id';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /** The request's path without its query: every request asks, so no array is made for it. */

@@ -359,7 +359,11 @@ export class AuthorizeController {
     const nonce = randomBytes(32).toString('base64url');
     void reply.setCookie(CSRF_COOKIE, nonce, {
       httpOnly: true,
-      sameSite: 'strict',
+      // Lax, not Strict: an app sends the browser here by a cross-site navigation, which carries no
+      // Strict cookie, so every page load minted a new nonce and spoilt the forms of pages already
+      // open (two tabs of an app: the first one's sign-in was refused). A cross-site form post still
+      // carries none, and nobody else can read the page's token.
+      sameSite: 'lax',
       path: this.publicPath,
       secure: request.protocol === 'https',
     });

@@ -17,9 +17,17 @@ const ASSETS: Record<string, string> = {
   'favicon-32x32.png': 'image/png',
 };
 
+/**
+ * What the page loads is named relative to it (`/docs` itself: `docs/…`, `v2/openapi.json`), never
+ * from the root: behind a proxy's prefix (TOKEN_ISSUER with a path, whose `/docs` discovery names as
+ * `service_documentation`) the page is at `/accounts/docs`, and root paths left the prefix, so it
+ * loaded none of its files and stayed blank. The browser resolves the document's URL against the page.
+ */
+const RELATIVE_DOCS = DOCS_PATH.slice(1);
+
 const INIT_SCRIPT = `window.addEventListener('load', () => {
   window.ui = SwaggerUIBundle({
-    url: '${OPENAPI_PATH}',
+    url: '${OPENAPI_PATH.slice(1)}',
     dom_id: '#swagger-ui',
     deepLinking: true,
     validatorUrl: null,
@@ -34,13 +42,13 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Account & platform service API</title>
-<link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png">
-<link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+<link rel="icon" type="image/png" href="${RELATIVE_DOCS}/favicon-32x32.png">
+<link rel="stylesheet" href="${RELATIVE_DOCS}/swagger-ui.css">
 </head>
 <body>
 <div id="swagger-ui"></div>
-<script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
-<script src="${DOCS_PATH}/swagger-ui-init.js"></script>
+<script src="${RELATIVE_DOCS}/swagger-ui-bundle.js"></script>
+<script src="${RELATIVE_DOCS}/swagger-ui-init.js"></script>
 </body>
 </html>
 `;
