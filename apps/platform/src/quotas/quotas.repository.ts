@@ -91,10 +91,15 @@ const appliedOnce = (effectSql: string, ...steps: string[]) => `
   ),${steps.map((step) => ` ${step},`).join('')} effect AS (${effectSql})
   SELECT EXISTS (SELECT 1 FROM processed) AS applied`;
 
-/** A reported gauge: the latest report (by occurred_at) wins, whatever order events arrive in. */
+/**
+ * A reported gauge: the latest report (by occurred_at) wins, whatever order events arrive in. A report
+ * stamped later than the database's clock (a publisher whose clock is ahead, a wrong stamp) counts as
+ * reported now: kept as stamped, it outranked every later report until that moment came, so one stamp
+ * a year ahead froze the gauge for a year.
+ */
 const SET_GAUGE = appliedOnce(`
   INSERT INTO quota_usage (org_id, dimension, name, used, reported_at)
-  SELECT $3::text, $4::text, $5::text, $6::float8, $7::timestamptz
+  SELECT $3::text, $4::text, $5::text, $6::float8, LEAST($7::timestamptz, clock_timestamp())
   WHERE EXISTS (SELECT 1 FROM processed)
   ON CONFLICT (org_id, dimension, name) DO UPDATE
     SET used = EXCLUDED.used, reported_at = EXCLUDED.reported_at

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 
-import { USER_CREATED, USER_DELETED } from '@acct/events';
-import { isQuota, USERS_QUOTA } from '@acct/limits';
+import { USAGE_REPORTED, USER_CREATED, USER_DELETED } from '@acct/events';
+import { isQuota, USERS_QUOTA, VCPU_QUOTA } from '@acct/limits';
 import { createSpecDatabase, SpecDatabase } from '@acct/testing';
 import { JsMsg } from 'nats';
 
 import { loadPlatformConfig } from '../config';
 import { PrismaService } from '../prisma/prisma.service';
 import { QuotasRepository } from './quotas.repository';
-import { UserCountConsumer } from './usage-events.consumer';
+import { UsageReportedConsumer, UserCountConsumer } from './usage-events.consumer';
 
 jest.setTimeout(60_000);
 
@@ -111,5 +111,57 @@ describe("UserCountConsumer: an org's Users (real Postgres)", () => {
       ]),
     ]);
     expect(await usersOf(org)).toBe(kept.length);
+  });
+});
+
+/** A `platform.usage.reported` gauge of an org's vCPU cores, stamped `occurredAt` by its publisher. */
+function usageReport(orgId: string, used: number, occurredAt: string) {
+  const data = { org_id: orgId, dimension: VCPU_QUOTA.dimension, name: VCPU_QUOTA.name, used };
+  const body = JSON.stringify({ id: randomUUID(), type: USAGE_REPORTED, version: 1, occurred_at: occurredAt, data });
+  return { subject: USAGE_REPORTED, seq: 1, string: () => body } as unknown as JsMsg;
+}
+
+describe("UsageReportedConsumer: an org's reported gauges (real Postgres)", () => {
+  let database: SpecDatabase;
+  let prisma: PrismaService;
+  let repository: QuotasRepository;
+  let consumer: UsageReportedConsumer;
+
+  beforeAll(async () => {
+    database = await createSpecDatabase('platform');
+    const config = loadPlatformConfig({ PLATFORM_DATABASE_URL: database.url, NATS_URL: 'nats://127.0.0.1:9' });
+    prisma = new PrismaService(config);
+    repository = new QuotasRepository(prisma);
+    consumer = new UsageReportedConsumer(repository, config);
+  });
+
+  afterAll(async () => {
+    await prisma?.$disconnect();
+    await database?.drop();
+  });
+
+  const coresOf = async (orgId: string) =>
+    (await repository.stateOf(orgId)).usage.find((row) => isQuota(row, VCPU_QUOTA))?.used;
+
+  const deliver = async (message: JsMsg) => {
+    await expect(consumer.handle(message)).resolves.toBe('ack');
+  };
+
+  it('keeps an older report from overwriting a newer one that arrived first', async () => {
+    const org = randomUUID();
+    await deliver(usageReport(org, 8, '2026-11-28T10:00:01.000Z'));
+    await deliver(usageReport(org, 4, '2026-11-28T10:00:00.000Z'));
+    expect(await coresOf(org)).toBe(8);
+  });
+
+  it('lets later reports win over one stamped in the future by a publisher whose clock is ahead', async () => {
+    const org = randomUUID();
+    // A publisher's clock a year ahead (or a typo in its stamp): the report is applied, as received now...
+    await deliver(usageReport(org, 8, new Date(Date.now() + 365 * 24 * 3600 * 1000).toISOString()));
+    expect(await coresOf(org)).toBe(8);
+    // ...and does not freeze the gauge: the next report, from a publisher with a right clock, wins.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await deliver(usageReport(org, 2, new Date().toISOString()));
+    expect(await coresOf(org)).toBe(2);
   });
 });
