@@ -163,6 +163,20 @@ describe('TierCache', () => {
     expect(await atOnce(cache.limitsOf(ORG))).toMatchObject({ apiRequestsPerDay: 7 });
   });
 
+  it('holds a request that names no org (health, a token request) to the standard tiers at once, asking the platform nothing', async () => {
+    // The platform answers no org with the standard plan's tiers, which the gateway has in code: asked,
+    // a hung platform held the first such request (a health probe of a gateway just started) for the
+    // whole gRPC deadline, and one each time that answer expired for RATE_LIMIT_TIERS_REFRESH_WAIT_MS.
+    const answered = await Promise.race([
+      cache.limitsOf(undefined),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 20)),
+    ]);
+    expect(answered).toEqual({ tiers: [...STANDARD_TIERS], apiRequestsPerDay: NO_QUOTA });
+    advance(2 * TTL_MS);
+    expect(await cache.tiersOf(undefined)).toEqual([...STANDARD_TIERS]);
+    expect(platform.calls).toBe(0);
+  });
+
   it('forgets the orgs no request has named for an hour, so a long-running gateway holds the orgs in use', async () => {
     const instant = {
       calls: 0,

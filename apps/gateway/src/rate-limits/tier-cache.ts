@@ -15,6 +15,14 @@ export interface OrgLimits {
 /** An org never heard of while the platform is unreachable: the standard tiers, no daily quota enforced. */
 const unknownOrg = (): OrgLimits => ({ tiers: [...STANDARD_TIERS], apiRequestsPerDay: NO_QUOTA });
 
+/**
+ * A request that names no org (no token: health, the token endpoint, the login page): the standard
+ * plan's tiers, which are what the platform answers for no org, from the same code. Not asked for: a
+ * hung platform held the first such request (a health probe of a gateway just started) for the whole
+ * gRPC deadline, and one each time the answer expired for RATE_LIMIT_TIERS_REFRESH_WAIT_MS.
+ */
+const NO_ORG: OrgLimits = unknownOrg();
+
 /** An org no request has named for this long is forgotten (its next request fetches its limits anew). */
 export const TIERS_IDLE_MS = 60 * 60 * 1000;
 /** Idle orgs are looked for once more than this many are held, and then when their number has doubled. */
@@ -61,15 +69,15 @@ export class TierCache {
   }
 
   async limitsOf(orgId: string | undefined): Promise<OrgLimits> {
-    const key = orgId ?? '';
-    const entry = this.entries.get(key);
+    if (!orgId) return NO_ORG;
+    const entry = this.entries.get(orgId);
     const now = Date.now();
     if (entry) entry.usedAt = now;
     if (entry && entry.refreshAt > now) return entry.limits;
-    let fetching = this.pending.get(key);
+    let fetching = this.pending.get(orgId);
     if (!fetching) {
-      fetching = this.fetch(key, entry).finally(() => this.pending.delete(key));
-      this.pending.set(key, fetching);
+      fetching = this.fetch(orgId, entry).finally(() => this.pending.delete(orgId));
+      this.pending.set(orgId, fetching);
     }
     if (entry && entry.expiresAt > now) return entry.limits; // refreshed in the background
     if (!entry) return fetching; // nothing known yet: the fetch decides (bounded by the gRPC deadline)
@@ -88,7 +96,7 @@ export class TierCache {
       this.remember(orgId, { limits, usedAt: fetchedAt, refreshAt: fetchedAt + ttl / 2, expiresAt: fetchedAt + ttl });
       return limits;
     } catch (error) {
-      this.logger.warn(`limits of org ${orgId || '(none)'} unavailable: ${(error as Error).message}`);
+      this.logger.warn(`limits of org ${orgId} unavailable: ${(error as Error).message}`);
       // The last known limits (the standard ones for an org never heard of) stay in force until the
       // platform answers, each request retrying in the background: while the platform is away, refusing
       // or hung, and however long, no request waits for it again. (Kept expiring, a known org's every
