@@ -123,3 +123,48 @@ describe('HealthReporter answering from memory', () => {
     expect(call).toHaveBeenCalledTimes(2);
   });
 });
+
+/**
+ * Contract §2: while the cache is down the gateway limits with its in-process buckets and health reports
+ * `degraded`. The gateway falls back when its own Redis connection fails or answers slower than
+ * RATE_LIMIT_REDIS_TIMEOUT_MS, which the platform's probe (another connection, a 1 s timeout) may not see.
+ */
+describe("HealthReporter and the gateway's own Redis", () => {
+  const platform = {
+    call: jest.fn(() =>
+      Promise.resolve({
+        status: 'healthy',
+        checks: [
+          { component: 'database', status: 'up', latencyMs: 0.5 },
+          { component: 'cache', status: 'up', latencyMs: 0.4 },
+        ],
+      }),
+    ),
+    connected: () => true,
+  } as unknown as PlatformBackend;
+  /** The gateway's rate-limit connection: it answers the write, or fails it as a closed or slow one does. */
+  const redisAnswering = (answer: () => Promise<unknown>) => ({ status: 'ready', set: jest.fn(answer) }) as never;
+
+  it('reports the cache down and the service degraded while its buckets fall back, though the platform sees Redis up', async () => {
+    const reporter = new HealthReporter(
+      platform,
+      loadGatewayConfig({}),
+      redisAnswering(() => Promise.reject(new Error('Command timed out'))),
+    );
+    const report = await reporter.report();
+    expect(report.status).toBe('degraded');
+    expect(report.checks.find((check) => check.component === 'cache')?.status).toBe('down');
+    expect(report.checks.find((check) => check.component === 'database')?.status).toBe('up');
+  });
+
+  it('reports healthy while its own Redis connection answers too', async () => {
+    const reporter = new HealthReporter(
+      platform,
+      loadGatewayConfig({}),
+      redisAnswering(() => Promise.resolve('OK')),
+    );
+    const report = await reporter.report();
+    expect(report.status).toBe('healthy');
+    expect(report.checks.find((check) => check.component === 'cache')?.status).toBe('up');
+  });
+});

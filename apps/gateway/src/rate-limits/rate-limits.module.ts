@@ -7,13 +7,14 @@ import { Counter, Registry } from 'prom-client';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { LIMIT_REQUEST, LimitRequest } from '../http/framework-errors';
 import { ApiUsageCounter } from './api-usage';
+import { GATEWAY_REDIS } from './gateway-redis';
 import { API_USAGE, RATE_LIMITER, RateLimitHook } from './rate-limit.hook';
 import { RateLimiter } from './rate-limiter';
 import { RateLimitsController } from './rate-limits.controller';
 import { TierCache } from './tier-cache';
 import { RedisTokenBuckets } from './token-buckets';
 
-export const GATEWAY_REDIS = Symbol('GATEWAY_REDIS');
+export { GATEWAY_REDIS } from './gateway-redis';
 
 /** Rate limits: Redis buckets (in-process while Redis is away), tiers from the platform service. */
 @Global()
@@ -62,7 +63,8 @@ export const GATEWAY_REDIS = Symbol('GATEWAY_REDIS');
           hook.handle(request, reply),
     },
   ],
-  exports: [RateLimitHook, TierCache],
+  // GATEWAY_REDIS: health probes the limiter's own connection (health/health-reporter.ts).
+  exports: [RateLimitHook, TierCache, GATEWAY_REDIS],
 })
 export class RateLimitsModule implements OnModuleDestroy {
   constructor(@Inject(GATEWAY_REDIS) private readonly redis: Redis) {}
