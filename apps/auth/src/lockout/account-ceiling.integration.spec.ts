@@ -20,8 +20,16 @@ const USER: VerifiedUser = {
 /** Identity as the password grant sees it: accounts sharing one password, checked with some latency. */
 class CountingIdentity {
   checks = 0;
-  verifyPassword(email: string, password: string): Promise<VerifiedUser | undefined> {
+  /** When set, the next check waits for it (and calls `arrived` first). */
+  held?: { arrived: () => void; release: Promise<void> };
+  async verifyPassword(email: string, password: string): Promise<VerifiedUser | undefined> {
     this.checks += 1;
+    const held = this.held;
+    this.held = undefined;
+    if (held) {
+      held.arrived();
+      await held.release;
+    }
     const valid = email.endsWith('@example.test') && !email.startsWith('nobody') && password === 'right-password';
     return new Promise((resolve) => setTimeout(() => resolve(valid ? { ...USER, email } : undefined), 5));
   }
@@ -241,6 +249,26 @@ describe('account-wide login ceiling (real Postgres, injected clock)', () => {
     expect(
       await outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() }))),
     ).toBe('login_locked');
+  });
+
+  it('gives a success’s slot back only to the window it was taken in, never to the next one', async () => {
+    const username = 'alan@example.test';
+    // The owner logs in from a new place as the hour ends; the password check takes a moment.
+    let release = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      identity.held = { arrived: resolve, release: new Promise<void>((done) => (release = done)) };
+    });
+    const owner = outcomeOf(auth.tokens.issue(attempt({ username, password: 'right-password', clientIp: freshIp() })));
+    await arrived;
+    // Meanwhile the hour is over, and an attacker's first failure starts the next window.
+    auth.harness.clock.advance(60 * 60 * 1000);
+    expect(await failFromManyIps(username, 1)).toEqual(['invalid_grant']);
+    release();
+    expect(await owner).toBe('ok');
+    // The owner's slot was of the last window: the new one still has 99 failures left, not 100.
+    const outcomes = await failFromManyIps(username, ACCOUNT_MAX_FAILURES);
+    expect(outcomes.filter((code) => code === 'invalid_grant')).toHaveLength(ACCOUNT_MAX_FAILURES - 1);
+    expect(outcomes[ACCOUNT_MAX_FAILURES - 1]).toBe('login_locked');
   });
 
   it('never counts more than 100 attempts, however many arrive at once', async () => {

@@ -16,8 +16,15 @@ const USER: VerifiedUser = {
 /** Identity as the password grant sees it: one account, checked with a delay like argon2's. */
 class SlowIdentity {
   checks = 0;
-  verifyPassword(email: string, password: string): Promise<VerifiedUser | undefined> {
+  /** Set by a test: the check of the password `identity-hangs` calls `arrived`, waits for `release`, then fails. */
+  hang?: { arrived: () => void; release: Promise<void> };
+  async verifyPassword(email: string, password: string): Promise<VerifiedUser | undefined> {
     this.checks += 1;
+    if (password === 'identity-hangs' && this.hang) {
+      this.hang.arrived();
+      await this.hang.release;
+      throw new Error('identity did not answer');
+    }
     if (password === 'identity-down') return Promise.reject(new Error('identity did not answer'));
     const valid = email === USER.email && password === 'right-password';
     return new Promise((resolve) => setTimeout(() => resolve(valid ? USER : undefined), 20));
@@ -75,6 +82,26 @@ describe('login lockout (real Postgres, injected clock)', () => {
     await expect(auth.tokens.issue(attempt('identity-down', ip))).rejects.toThrow('identity did not answer');
     expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
     expect(await outcomeOf(auth.tokens.issue(attempt('right-password', ip)))).toBe('login_locked');
+  });
+
+  it('gives a slot back only to the window it was taken in, never to the next one', async () => {
+    const ip = '198.51.100.10';
+    // An attempt at the end of a window whose check identity never answers…
+    let release = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      identity.hang = { arrived: resolve, release: new Promise<void>((done) => (release = done)) };
+    });
+    const hanging = auth.tokens.issue(attempt('identity-hangs', ip));
+    await arrived;
+    // …while the window runs out, and the next attempt starts a new one.
+    auth.harness.clock.advance(15 * 60 * 1000);
+    expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    release();
+    await expect(hanging).rejects.toThrow('identity did not answer');
+    // The new window has had one failure: four more are checked, the sixth attempt is refused.
+    const outcomes = [];
+    for (let index = 0; index < 5; index += 1) outcomes.push(await outcomeOf(auth.tokens.issue(attempt('wrong', ip))));
+    expect(outcomes).toEqual(['invalid_grant', 'invalid_grant', 'invalid_grant', 'invalid_grant', 'login_locked']);
   });
 
   it('leaves other IPs of the same account alone', async () => {

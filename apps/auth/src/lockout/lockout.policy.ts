@@ -39,14 +39,16 @@ export class LockoutPolicy {
     private readonly metrics: AuthMetrics,
   ) {}
 
-  /** Before the password check: takes the attempt's slot, or refuses a locked pair. */
-  async takeSlot(source: LoginSource): Promise<void> {
+  /**
+   * Before the password check: takes the attempt's slot, or refuses a locked pair. Answers the start of
+   * the window the slot was taken in (what `notChecked` gives it back to).
+   */
+  async takeSlot(source: LoginSource): Promise<Date> {
     const now = this.clock.date();
-    const refusal = this.refusalOf(
-      await this.repository.takeSlot(source.username, source.clientIp, now, PAIR_RULES),
-      now,
-    );
+    const slot = await this.repository.takeSlot(source.username, source.clientIp, now, PAIR_RULES);
+    const refusal = this.refusalOf(slot, now);
     if (refusal) throw refusal;
+    return slot.windowStartedAt;
   }
 
   /** After a successful check: frees the pair. */
@@ -56,10 +58,11 @@ export class LockoutPolicy {
 
   /**
    * After an attempt whose password could not be checked (identity did not answer): no failure, so its
-   * slot is given back. Best effort: the caller answers the outage either way.
+   * slot is given back, to the window it was taken in (`slotWindow`, as `takeSlot` answered). Best
+   * effort: the caller answers the outage either way.
    */
-  async notChecked(source: LoginSource): Promise<void> {
-    await this.repository.giveBack(source.username, source.clientIp, PAIR_RULES).catch(() => undefined);
+  async notChecked(source: LoginSource, slotWindow: Date): Promise<void> {
+    await this.repository.giveBack(source.username, source.clientIp, slotWindow, PAIR_RULES).catch(() => undefined);
   }
 
   /**

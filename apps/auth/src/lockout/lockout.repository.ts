@@ -32,8 +32,11 @@ export class LockoutRepository {
     await this.prisma.direct.query(CLEAR_PAIR, [username, clientIp]);
   }
 
-  /** Gives back the pair's slot of an attempt whose password was never checked (GIVE_BACK, no budget). */
-  async giveBack(username: string, clientIp: string, rules: PairWindow): Promise<void> {
-    await this.prisma.direct.query(GIVE_BACK, [username, clientIp, false, rules.maxFailures]);
+  /**
+   * Gives back the pair's slot of an attempt whose password was never checked (GIVE_BACK, no budget), to
+   * the window it was taken in (`slotWindow`, its start) only.
+   */
+  async giveBack(username: string, clientIp: string, slotWindow: Date, rules: PairWindow): Promise<void> {
+    await this.prisma.direct.query(GIVE_BACK, [username, clientIp, null, rules.maxFailures, slotWindow]);
   }
 }

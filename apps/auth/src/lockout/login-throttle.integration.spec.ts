@@ -63,10 +63,16 @@ describe('login throttle statements (real Postgres): the pair is locked before t
 
   it('when it records a success that gives the budget its slot back', async () => {
     const username = 'barbara@example.test';
-    await admit(username);
+    const { budget: slot } = await admit(username);
     const now = Date.now();
     const success = () =>
-      repository().recordSuccess(username, IP, new Date(now), new Date(now - KNOWN_SOURCE_TTL_MS), true);
+      repository().recordSuccess(
+        username,
+        IP,
+        new Date(now),
+        new Date(now - KNOWN_SOURCE_TTL_MS),
+        slot?.windowStartedAt,
+      );
     expect(await pairLockedBeforeBudget(username, success)).toBe(true);
     const [budget] = await auth.database.query<{ failures: number }>(
       'SELECT failures FROM login_account_throttles WHERE username = $1',
@@ -79,8 +85,9 @@ describe('login throttle statements (real Postgres): the pair is locked before t
   it('when it gives back the slots of an attempt whose password was never checked', async () => {
     const username = 'margaret@example.test';
     await admit(username);
-    await admit(username);
-    expect(await pairLockedBeforeBudget(username, () => repository().giveBack(username, IP, true, PAIR_RULES))).toBe(
+    const { pair, budget } = await admit(username);
+    const slots = { pair: pair.windowStartedAt, budget: budget?.windowStartedAt };
+    expect(await pairLockedBeforeBudget(username, () => repository().giveBack(username, IP, slots, PAIR_RULES))).toBe(
       true,
     );
     const [counts] = await auth.database.query<{ attempts: number; failures: number }>(

@@ -8,15 +8,32 @@ export interface PairSlot {
   /** Every attempt of the window, the refused ones included. */
   attempts: number;
   lockedUntil: Date | null;
+  /** The start of the window the attempt was counted in: the one a give-back returns it to. */
+  windowStartedAt: Date;
 }
 
 /** A pair's row as the statements answer it (TAKE_PAIR_SLOT, ADMIT). */
 export interface PairRow {
   attempts: number;
   locked_until: Date | null;
+  window_started_at: Date;
 }
 
-export const pairSlotOf = (row: PairRow): PairSlot => ({ attempts: row.attempts, lockedUntil: row.locked_until });
+export const pairSlotOf = (row: PairRow): PairSlot => ({
+  attempts: row.attempts,
+  lockedUntil: row.locked_until,
+  windowStartedAt: row.window_started_at,
+});
+
+/**
+ * The windows an attempt's slots were taken in (their starts): a slot goes back to its own window
+ * only, never to one started since (which would allow a failure more there).
+ */
+export interface TakenSlots {
+  pair: Date;
+  /** Undefined when the attempt took no slot of the budget (the source is exempt). */
+  budget?: Date;
+}
 
 /** An account's hourly budget after an attempt took a slot of it. */
 export interface AccountBudget {
@@ -49,7 +66,7 @@ interface AdmitRow extends PairRow {
   exempt: boolean;
   failures: number | null;
   refused: number | null;
-  window_started_at: Date | null;
+  budget_window_started_at: Date | null;
 }
 
 /**
@@ -86,25 +103,35 @@ export class LoginThrottleRepository {
       rules.account.windowSeconds,
     ]);
     const pair = pairSlotOf(row);
-    if (row.failures === null || row.refused === null || row.window_started_at === null) return { pair };
-    return { pair, budget: { failures: row.failures, refused: row.refused, windowStartedAt: row.window_started_at } };
+    if (row.failures === null || row.refused === null || row.budget_window_started_at === null) return { pair };
+    return {
+      pair,
+      budget: { failures: row.failures, refused: row.refused, windowStartedAt: row.budget_window_started_at },
+    };
   }
 
   /**
    * After a successful login, one round trip: frees the pair, remembers the client key as a known source
    * (at `now`; one last seen at or before `expiredAt` starts anew, and the account's others that no
-   * longer count are forgotten), and gives back the budget's slot when the attempt took one.
+   * longer count are forgotten), and gives back the budget's slot when the attempt took one (`slotWindow`:
+   * the start of the window it was taken in; it goes back to that window only).
    */
-  async recordSuccess(username: string, clientKey: string, now: Date, expiredAt: Date, tookSlot: boolean) {
-    await this.prisma.direct.query(RECORD_SUCCESS, [username, clientKey, now, expiredAt, tookSlot]);
+  async recordSuccess(username: string, clientKey: string, now: Date, expiredAt: Date, slotWindow: Date | undefined) {
+    await this.prisma.direct.query(RECORD_SUCCESS, [username, clientKey, now, expiredAt, slotWindow ?? null]);
   }
 
   /**
    * After an attempt whose password was never checked, one round trip: gives back the pair's slot and,
-   * when the attempt took one (`tookSlot`), the budget's (GIVE_BACK).
+   * when the attempt took one, the budget's (GIVE_BACK), each to the window it was taken in (`slots`).
    */
-  async giveBack(username: string, clientKey: string, tookSlot: boolean, rules: PairWindow) {
-    await this.prisma.direct.query(GIVE_BACK, [username, clientKey, tookSlot, rules.maxFailures]);
+  async giveBack(username: string, clientKey: string, slots: TakenSlots, rules: PairWindow) {
+    await this.prisma.direct.query(GIVE_BACK, [
+      username,
+      clientKey,
+      slots.budget ?? null,
+      rules.maxFailures,
+      slots.pair,
+    ]);
   }
 
   /**

@@ -15,7 +15,8 @@
  * and more attempts counted while locked. The attempt that reaches $5 sets the lock ($6 seconds from
  * it, so from the failure that earned it, however long the next attempt waits); it is only armed: the
  * pair refuses the attempts after it while it lasts (`attempts` past $5), and a success clears it.
- * $3 is now. Answers `attempts` and `locked_until`.
+ * $3 is now. Answers `attempts`, `locked_until` and `window_started_at` (what a give-back returns the
+ * slot to: GIVE_BACK).
  */
 export const TAKE_PAIR_SLOT = `
   INSERT INTO login_throttles (username, client_ip, attempts, window_started_at, locked_until)
@@ -37,7 +38,7 @@ export const TAKE_PAIR_SLOT = `
         OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN NULL
       WHEN login_throttles.attempts + 1 >= $5::int THEN $3::timestamptz + make_interval(secs => $6::float8)
       ELSE NULL END
-  RETURNING attempts, locked_until`;
+  RETURNING attempts, locked_until, window_started_at`;
 
 /** Forgets the pair's attempts ($1 username, $2 client key). */
 export const CLEAR_PAIR = `DELETE FROM login_throttles WHERE username = $1 AND client_ip = $2`;
@@ -47,8 +48,9 @@ export const CLEAR_PAIR = `DELETE FROM login_throttles WHERE username = $1 AND c
  * (TAKE_PAIR_SLOT, $1–$6); unless the pair is locked, or the source is exempt ($7: a valid device
  * credential; or the client key $2 logged in to the account after $8), takes one slot of the account's
  * budget with one atomic upsert (never more than $9 taken in a window of $10 seconds; past them the
- * attempt is counted as refused). Answers the pair's `attempts` and `locked_until`, `exempt`, and the
- * budget's `failures`, `refused` and `window_started_at` (null when no slot was taken).
+ * attempt is counted as refused). Answers the pair's `attempts`, `locked_until` and `window_started_at`,
+ * `exempt`, and the budget's `failures`, `refused` and `budget_window_started_at` (null when no slot
+ * was taken).
  */
 export const ADMIT = `
   WITH pair AS (${TAKE_PAIR_SLOT}
@@ -77,7 +79,8 @@ export const ADMIT = `
         ELSE login_account_throttles.window_started_at END
     RETURNING failures, refused, window_started_at
   )
-  SELECT pair.attempts, pair.locked_until, source.exempt, budget.failures, budget.refused, budget.window_started_at
+  SELECT pair.attempts, pair.locked_until, pair.window_started_at, source.exempt, budget.failures, budget.refused,
+         budget.window_started_at AS budget_window_started_at
   FROM pair CROSS JOIN source LEFT JOIN budget ON true`;
 
 /**
@@ -85,10 +88,13 @@ export const ADMIT = `
  * $2 client key); when there is a client key, records it as a known source at $3 (or refreshes its
  * `last_seen_at`; a source last seen at or before $4 starts anew) and forgets the account's other
  * sources that no longer count (last seen at or before $4, or of another kind than `ip`); and, when the
- * attempt took a slot of the budget ($5), gives it back while nothing of the window was refused. The
- * sub-statements see one snapshot, so none may touch a row another changes: the pruning leaves the
- * recorded source to the upsert. `given_back` reads `cleared` only to run after it: without that,
- * Postgres updated the budget's row before it deleted the pair's (login-throttle.integration.spec.ts).
+ * attempt took a slot of the budget ($5: the start of the window it took it in; null when it took
+ * none), gives it back while nothing of that window was refused. Only to that window: once another
+ * attempt has started the next one, the slot went with the old, and giving it to the new one would
+ * allow a failure more there (101 in the hour). The sub-statements see one snapshot, so none may touch
+ * a row another changes: the pruning leaves the recorded source to the upsert. `given_back` reads
+ * `cleared` only to run after it: without that, Postgres updated the budget's row before it deleted
+ * the pair's (login-throttle.integration.spec.ts).
  */
 export const RECORD_SUCCESS = `
   WITH cleared AS (
@@ -106,7 +112,7 @@ export const RECORD_SUCCESS = `
         THEN EXCLUDED.first_seen_at ELSE known_login_sources.first_seen_at END
   ), given_back AS (
     UPDATE login_account_throttles SET failures = failures - 1
-    WHERE $5::boolean AND username = $1 AND refused = 0 AND failures > 0
+    WHERE username = $1 AND window_started_at = $5::timestamptz AND refused = 0 AND failures > 0
       AND (SELECT count(*) FROM cleared) >= 0
   )
   SELECT 1`;
@@ -114,19 +120,23 @@ export const RECORD_SUCCESS = `
 /**
  * Gives back the slots of an attempt whose password was never checked ($1 username, $2 client key;
  * identity did not answer): the pair's attempt while the pair refused none ($4 attempts at most; the
- * lock the last of them armed goes with it), and the budget's slot when the attempt took one ($3;
- * false for a check that has no budget, as the MFA settings') while nothing of the window was refused.
+ * lock the last of them armed goes with it) and is still in the window the attempt was counted in ($5,
+ * its start: a window started since, or a pair a success freed and a later attempt began again, holds
+ * none of its attempts, and taking one off would let it check a sixth password), and the budget's slot
+ * when the attempt took one ($3: the start of the window it took it in, as RECORD_SUCCESS's $5; null
+ * for a check that has no budget, as the MFA settings') while nothing of that window was refused.
  * Locks the pair's row before the budget's, as RECORD_SUCCESS does (`given_back` reads `pair` only to
  * run after it).
  */
 export const GIVE_BACK = `
   WITH pair AS (
     UPDATE login_throttles SET attempts = attempts - 1, locked_until = NULL
-    WHERE username = $1 AND client_ip = $2 AND attempts > 0 AND (locked_until IS NULL OR attempts <= $4::int)
+    WHERE username = $1 AND client_ip = $2 AND window_started_at = $5::timestamptz AND attempts > 0
+      AND (locked_until IS NULL OR attempts <= $4::int)
     RETURNING 1
   ), given_back AS (
     UPDATE login_account_throttles SET failures = failures - 1
-    WHERE $3::boolean AND username = $1 AND refused = 0 AND failures > 0
+    WHERE username = $1 AND window_started_at = $3::timestamptz AND refused = 0 AND failures > 0
       AND (SELECT count(*) FROM pair) >= 0
   )
   SELECT 1`;

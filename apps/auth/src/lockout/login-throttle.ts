@@ -6,7 +6,7 @@ import { AuthMetrics } from '../metrics/auth-metrics';
 import { DeviceCredentials } from './device-credentials';
 import { LockoutPolicy, loginLocked, PAIR_RULES } from './lockout.policy';
 import { LoginSource } from './login-source';
-import { AccountBudget, LoginThrottleRepository } from './login-throttle.repository';
+import { AccountBudget, LoginThrottleRepository, TakenSlots } from './login-throttle.repository';
 
 /** OWASP ASVS 2.2.1: at most 100 failed attempts an hour on one account, across all IPs. */
 export const ACCOUNT_MAX_FAILURES = 100;
@@ -32,7 +32,7 @@ export const LOGIN_RULES = {
  * deleted, KnownSourcePruner), and a device presenting a valid
  * device credential for the account (issued by auth at a successful login: nothing the client can
  * invent; `X-Device-Id` is not one). Only failures count: a success from a source that took a slot
- * gives it back while the budget is not spent (once spent,
+ * gives it back while the budget is not spent, and only to the window it was taken in (once spent,
  * the lock stands for the rest of the hour). A success does not reset the budget either (the owner's
  * devices do not need it, and a reset would hand an attacker a fresh 100 every time the owner logs in).
  *
@@ -53,10 +53,11 @@ export class LoginThrottle {
 
   /**
    * Before the password check: takes a slot of the (username, IP) pair and, unless the source is
-   * exempt, of the account's budget; refuses a locked pair, or a spent budget. True when it took a slot
-   * of the budget.
+   * exempt, of the account's budget; refuses a locked pair, or a spent budget. Answers the windows it
+   * took them in (`budget` when it took a slot of the budget): what `succeeded` and `notChecked` give
+   * them back to.
    */
-  async admit(source: LoginSource): Promise<boolean> {
+  async admit(source: LoginSource): Promise<TakenSlots> {
     const deviceExempt = await this.hasDeviceCredential(source);
     const now = this.clock.date();
     const { pair, budget } = await this.repository.admit(
@@ -68,36 +69,37 @@ export class LoginThrottle {
     );
     const locked = this.lockout.refusalOf(pair, now);
     if (locked) throw locked;
-    if (!budget) return false;
+    if (!budget) return { pair: pair.windowStartedAt };
     const spent = this.budgetRefusal(budget, now);
     if (spent) throw spent;
-    return true;
+    return { pair: pair.windowStartedAt, budget: budget.windowStartedAt };
   }
 
   /**
-   * After a successful login: frees the pair, gives back the budget's slot the attempt took (`tookSlot`:
-   * only failures count, ASVS 2.2.1), remembers its IP as the account's own, and returns a new device
-   * credential for the device (exempt from now on when it presents it).
+   * After a successful login: frees the pair, gives back the budget's slot the attempt took (`slots`, as
+   * `admit` answered: only failures count, ASVS 2.2.1; to the window it was taken in only), remembers
+   * its IP as the account's own, and returns a new device credential for the device (exempt from now on
+   * when it presents it).
    */
-  async succeeded(source: LoginSource, userId: string, tookSlot: boolean): Promise<string> {
+  async succeeded(source: LoginSource, userId: string, slots: TakenSlots): Promise<string> {
     const now = this.clock.now();
     await this.repository.recordSuccess(
       source.username,
       source.clientIp,
       new Date(now),
       new Date(now - KNOWN_SOURCE_TTL_MS),
-      tookSlot,
+      slots.budget,
     );
     return this.devices.issue(source.username, userId);
   }
 
   /**
    * After an attempt whose password could not be checked (identity did not answer): no failure, so it
-   * gives back the slots `admit` took (the budget's when `tookSlot`). Best effort: the caller answers
-   * the outage either way.
+   * gives back the slots `admit` took, each to the window it was taken in (`slots`). Best effort: the
+   * caller answers the outage either way.
    */
-  async notChecked(source: LoginSource, tookSlot: boolean): Promise<void> {
-    await this.repository.giveBack(source.username, source.clientIp, tookSlot, PAIR_RULES).catch(() => undefined);
+  async notChecked(source: LoginSource, slots: TakenSlots): Promise<void> {
+    await this.repository.giveBack(source.username, source.clientIp, slots, PAIR_RULES).catch(() => undefined);
   }
 
   /**

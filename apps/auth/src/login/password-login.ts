@@ -114,12 +114,12 @@ export class PasswordLogin {
     typed: string,
     credential: LoginCredential,
   ): Promise<Omit<LoginSuccess, 'checkedAt'>> {
-    const tookSlot = await this.throttle.admit(attempt);
+    const slots = await this.throttle.admit(attempt);
     const user =
       'password' in credential
         ? await this.identity.verifyPassword(typed, credential.password).catch(async (error: unknown) => {
             // Identity did not answer (503): the password was not checked, so the attempt is no failure.
-            await this.throttle.notChecked(attempt, tookSlot);
+            await this.throttle.notChecked(attempt, slots);
             throw error;
           })
         : credential.passwordCheckedFor;
@@ -129,7 +129,7 @@ export class PasswordLogin {
     await this.mfa.verifyCode(user.id, attempt.mfaCode).catch((refusal: unknown) => {
       throw refusal instanceof DomainError && refusal.code === 'mfa_required' ? new MfaPending(refusal, user) : refusal;
     });
-    const deviceToken = await this.throttle.succeeded(attempt, user.id, tookSlot);
+    const deviceToken = await this.throttle.succeeded(attempt, user.id, slots);
     return { user, deviceToken };
   }
 }

@@ -45,10 +45,10 @@ export class CurrentPassword {
     const email = await this.identity.emailOf(callerToken);
     if (!email) throw wrongPassword();
     const source = { username: email.trim().toLowerCase(), clientIp: MFA_SETTINGS_SOURCE, deviceId: '' };
-    await this.lockout.takeSlot(source);
+    const slotWindow = await this.lockout.takeSlot(source);
     const user = await this.identity.verifyPassword(email, password).catch(async (error: unknown) => {
       // Identity did not answer (503): the password was not checked, so the attempt is no failure.
-      await this.lockout.notChecked(source);
+      await this.lockout.notChecked(source, slotWindow);
       throw error;
     });
     if (!user || user.id !== caller.subject) throw wrongPassword();

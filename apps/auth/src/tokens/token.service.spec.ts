@@ -68,7 +68,7 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
       if (source.username === 'locked@example.test') {
         return Promise.reject(new DomainError('login_locked', 'Locked.', { retryAfter: 60 }));
       }
-      return Promise.resolve(false);
+      return Promise.resolve({ pair: new Date() });
     },
     succeeded: (source: LoginSource) =>
       Promise.resolve(void lockoutCalls.push(`clear ${source.username}`)).then(() => ''),
