@@ -88,6 +88,49 @@ describe('dependency failures', () => {
     }
   });
 
+  it('recognises a transaction Postgres aborted for a deadlock or a serialization failure (retrying succeeds)', async () => {
+    // A real deadlock: two sessions each hold one advisory lock and ask for the other's.
+    const url = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+    const [first, second] = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })];
+    await Promise.all([first.connect(), second.connect()]);
+    try {
+      const [a, b] = [7_340_001, 7_340_002];
+      await Promise.all([first.query('BEGIN'), second.query('BEGIN')]);
+      await first.query('SELECT pg_advisory_xact_lock($1)', [a]);
+      await second.query('SELECT pg_advisory_xact_lock($1)', [b]);
+      // The victim's transaction keeps its lock until it is rolled back, which lets the other one go on.
+      const victim = (client: pg.Client, lock: number) =>
+        client.query('SELECT pg_advisory_xact_lock($1)', [lock]).then(
+          () => undefined,
+          async (error: { code?: string }) => {
+            await client.query('ROLLBACK');
+            return error;
+          },
+        );
+      const outcomes = await Promise.all([victim(first, b), victim(second, a)]);
+      await Promise.all([first.query('ROLLBACK'), second.query('ROLLBACK')]);
+      const deadlock = outcomes.find((outcome) => outcome !== undefined);
+      expect(deadlock?.code).toBe('40P01');
+      expect(isDependencyUnavailable(deadlock)).toBe(true);
+    } finally {
+      await Promise.all([first.end(), second.end()]);
+    }
+    // As Prisma reports 40P01 and 40001 through its driver adapter: P2034 for a model query, P2010 raw.
+    for (const originalCode of ['40P01', '40001']) {
+      const driverAdapterError = Object.assign(new Error('TransactionWriteConflict'), {
+        cause: { originalCode, originalMessage: 'deadlock detected', kind: 'TransactionWriteConflict' },
+      });
+      const model = Object.assign(
+        new Error('Transaction failed due to a write conflict or a deadlock. Please retry your transaction'),
+        { code: 'P2034', meta: { modelName: 'User', driverAdapterError } },
+      );
+      expect(isDependencyUnavailable(model)).toBe(true);
+      const raw = Object.assign(new Error('Raw query failed.'), { code: 'P2010', meta: { driverAdapterError } });
+      expect(isDependencyUnavailable(raw)).toBe(true);
+    }
+    expect(isDependencyUnavailable(Object.assign(new Error('write conflict'), { code: 'P2034' }))).toBe(true);
+  });
+
   it('leaves bugs and rule violations alone', () => {
     expect(isDependencyUnavailable(new TypeError('undefined is not a function'))).toBe(false);
     expect(isDependencyUnavailable(Object.assign(new Error('unique'), { code: 'P2002' }))).toBe(false);

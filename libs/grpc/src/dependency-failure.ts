@@ -2,9 +2,11 @@
  * Prisma error codes that mean the database could not be reached or did not answer in time, not
  * that the query was wrong: P1001 can't reach the server, P1002 timed out, P1008 operation timed
  * out, P1017 the server closed the connection, P2024 no pool connection in time, P2028 a
- * transaction that expired while the database hung, P2037 a server that takes no more connections.
+ * transaction that expired while the database hung, P2037 a server that takes no more connections;
+ * P2034 a transaction Postgres aborted for a deadlock or a serialization failure (40P01, 40001), which
+ * the same request sent again completes.
  */
-const UNREACHABLE_DATABASE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2037']);
+const UNREACHABLE_DATABASE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2034', 'P2037']);
 
 /** Node and `pg` failures of a connection, whatever wraps them. */
 const UNREACHABLE_SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
@@ -18,14 +20,16 @@ const UNREACHABLE_MESSAGE =
  * `pg_terminate_backend`), 57P02 a crash, 57P03 a server still starting or shutting down; 53300 a
  * server, role or database at its connection limit (`max_connections`, `CONNECTION LIMIT`); 57014 a
  * statement cancelled (an operator's `statement_timeout`, `pg_cancel_backend`), 55P03 a lock not had
- * within `lock_timeout`. Prisma's driver adapter names some of these by kind and keeps the SQLSTATE as
- * `originalCode`.
+ * within `lock_timeout`; 40P01 a deadlock and 40001 a serialization failure, whose transaction
+ * Postgres rolled back so that the other could go on (the same request again completes). Prisma's
+ * driver adapter names some of these by kind and keeps the SQLSTATE as `originalCode`.
  */
-const UNREACHABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300|57014|55P03)$/;
+const UNREACHABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300|57014|55P03|40001|40P01)$/;
 
 /**
  * Whether a failure means one of the service's own dependencies (its database) is unreachable or
- * hung: the caller should get `503 service_unavailable` and retry, not a 500.
+ * hung, or rolled the work back for a retry to complete (a deadlock, a serialization failure): the
+ * caller should get `503 service_unavailable` and retry, not a 500.
  */
 export function isDependencyUnavailable(failure: unknown): boolean {
   for (let current = failure, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth += 1) {
