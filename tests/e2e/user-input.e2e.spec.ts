@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+
 import {
   ApiClient,
   expectProblem,
@@ -348,5 +350,13 @@ describe('user input the gateway must judge as identity does', () => {
     expect(expectProblem(hex, 400, 'validation_failed').errors).toEqual([
       { field: 'limit', message: 'must be a number' },
     ]);
+  });
+
+  it('refuses a password login whose username is longer than any login name as wrong credentials, not a 500', async () => {
+    // 1,000 random CJK characters (within the gateway's 1,024 a parameter), 3 bytes each and hardly
+    // compressible: an unknown username's lockout key was more than Postgres indexes.
+    const username = `${Array.from({ length: 1000 }, () => String.fromCodePoint(0x4e00 + randomInt(20_000))).join('')}@example.test`;
+    const grant = await api.tokenRequest({ grant_type: 'password', username, password: 'whatever-1' });
+    expect(expectProblem(grant, 400, 'invalid_grant').error).toBe('invalid_grant');
   });
 });

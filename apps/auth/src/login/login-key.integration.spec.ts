@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -102,5 +103,14 @@ describe('login key: one count per user, failures attributed to its org (real Po
       ]),
     );
     expect(rows).toHaveLength(2);
+  });
+
+  it('refuses a username longer than any login name as a wrong password, not with an internal error', async () => {
+    // Identity keys an unknown username by itself (`email:<username>`): 1,000 random CJK characters (the
+    // gateway lets 1,024 through), 3 bytes each, were more than Postgres indexes (54000), so the
+    // lockout's upsert failed and the login was a 500.
+    const username = `${Array.from({ length: 1000 }, () => String.fromCodePoint(0x4e00 + randomInt(20_000))).join('')}@example.test`;
+    expect(await login(username, 'wrong', '198.51.100.24')).toBe('invalid_grant');
+    expect(await login(username.toUpperCase(), 'right-password', '198.51.100.24')).toBe('invalid_grant');
   });
 });

@@ -1,5 +1,6 @@
 import { Clock } from '@acct/clock';
 import { DomainError } from '@acct/problem';
+import { EMAIL_MAX_LENGTH } from '@acct/user-fields';
 import { Injectable } from '@nestjs/common';
 
 import { attributeFailure } from '../audit/login-attribution';
@@ -92,6 +93,10 @@ export class PasswordLogin {
 
   async verify(typed: LoginAttempt, credential: LoginCredential): Promise<LoginSuccess> {
     const checkedAt = 'password' in credential ? this.clock.now() : credential.checkedAt;
+    // No user's login name is longer than an e-mail may be (a phone's is shorter still). Such a name is
+    // refused as a wrong password before anything is counted under it: its key (identity's
+    // `email:<name>` for nobody's) can be more than Postgres indexes, and the lockout's upsert failed.
+    if ('password' in credential && typed.username.trim().length > EMAIL_MAX_LENGTH) throw OAuthErrors.badCredentials();
     const login =
       'password' in credential
         ? await this.identity.resolveLoginKey(typed.username)
