@@ -102,13 +102,20 @@ export class AccessTokenVerifier {
    * `waitForKeys: false`: a token naming a key not in the set at hand is refused at once, without
    * reading the keys again, for a caller that must not wait for the auth service (a route that takes
    * no token).
+   *
+   * `revoked: true`: a token that is valid but revoked is verified all the same, for revocation itself
+   * (a retry must store the revocation again: this process may know it without Redis having it).
    */
-  async verify(token: string, { waitForKeys = true }: { waitForKeys?: boolean } = {}): Promise<Caller> {
+  async verify(
+    token: string,
+    { waitForKeys = true, revoked = false }: { waitForKeys?: boolean; revoked?: boolean } = {},
+  ): Promise<Caller> {
     this.readStaleKeySet();
+    const revocations = revoked ? undefined : this.options.revocations;
     const cached = this.verified?.get(token);
     if (cached) {
       if (cached.expiresAt > this.now() && this.knownKids.has(cached.kid)) {
-        assertNotRevoked(this.options.revocations, cached.claims);
+        assertNotRevoked(revocations, cached.claims);
         return cached.caller;
       }
       this.verified!.delete(token);
@@ -126,7 +133,7 @@ export class AccessTokenVerifier {
         currentDate: this.options.now ? new Date(this.options.now()) : undefined,
         clockTolerance: 5,
       });
-      assertNotRevoked(this.options.revocations, payload);
+      assertNotRevoked(revocations, payload);
       const caller = toCaller(payload);
       this.verified?.set(token, {
         caller,

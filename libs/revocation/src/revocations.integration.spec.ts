@@ -221,6 +221,27 @@ describe('Revocations (real Redis and NATS, several independent instances)', () 
       expect(stored.find((line) => /stored \d+/.test(line))).toContain('stored 1 ');
     });
 
+    it('keeps a session ended again and again while Redis is away once, though each end was made at another time', async () => {
+      const stored: string[] = [];
+      const logger = { log: (message: string) => stored.push(message), warn: () => undefined };
+      const a = await instance({ redisUrl: redis.url, timeoutMs: 100, logger });
+      await redis.stop();
+      // A client retrying the end of a session (or the revocation of a refresh token) on each 503: every
+      // attempt is the same revocation, though its entry's lifetime is counted from the attempt.
+      const sid = randomUUID();
+      for (let attempt = 0; attempt < 20; attempt++) {
+        await a.revokeSessions([sid]).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await redis.start();
+      await waitFor('the retried revocation stored', () => stored.find((line) => /stored \d+/.test(line)), {
+        timeoutMs: 10_000,
+      });
+      expect(stored.find((line) => /stored \d+/.test(line))).toContain('stored 1 ');
+      const later = await instance({ redisUrl: redis.url });
+      expect(later.isRevoked(token({ sid }))).toBe(true);
+    });
+
     it('is not loaded, and refuses every check (503), while it never could read Redis', async () => {
       await redis.stop();
       const blind = await instance({ redisUrl: redis.url, timeoutMs: 200 });

@@ -56,6 +56,27 @@ export async function announceOnce(
   }
 }
 
+/** What a revocation revokes: one key per token, session or subject. */
+function unstoredKey(revocation: Revocation): string {
+  switch (revocation.kind) {
+    case 'token':
+      return JSON.stringify(['token', revocation.jti]);
+    case 'session':
+      return JSON.stringify(['session', revocation.sid]);
+    case 'subject':
+      return JSON.stringify(['subject', revocation.orgId, revocation.sub]);
+  }
+}
+
+/** Two revocations of the same thing as one (as RevocationSet.add keeps them). */
+function merged(known: Revocation, added: Revocation): Revocation {
+  const expiresAt = Math.max(known.expiresAt, added.expiresAt);
+  if (known.kind === 'subject' && added.kind === 'subject') {
+    return { ...known, before: Math.max(known.before, added.before), expiresAt };
+  }
+  return { ...known, expiresAt };
+}
+
 const notLoaded = () =>
   new DomainError('service_unavailable', 'The revocation list is not loaded yet; retry shortly.', { retryAfter: 1 });
 
@@ -88,8 +109,9 @@ export class Revocations {
   /**
    * Revocations Redis could not store when they were made (their caller was told so, or logged it):
    * the next catch-up that reaches Redis stores them, so processes started later know them too. Each
-   * is kept once, by its value: a caller retrying the same one (a redelivered session-ending event, a
-   * client's retry of its 503) through a long outage added a copy per attempt, memory and all.
+   * is kept once, by what it revokes (keepUnstored): a caller retrying the same one (a redelivered
+   * session-ending event, a client's retry of its 503) through a long outage added a copy per attempt,
+   * memory and all.
    */
   private readonly unstored = new Map<string, Revocation>();
   private timer?: NodeJS.Timeout;
@@ -284,8 +306,17 @@ export class Revocations {
     }
   }
 
+  /**
+   * Keeps each revocation once by what it revokes, merged as the set merges it (the later end, the
+   * later `before`): a session's or a token's entry is timed from the attempt that made it, so keyed by
+   * its whole value every retry of the same end added a copy.
+   */
   private keepUnstored(revocations: readonly Revocation[]): void {
-    for (const revocation of revocations) this.unstored.set(JSON.stringify(revocation), revocation);
+    for (const revocation of revocations) {
+      const key = unstoredKey(revocation);
+      const known = this.unstored.get(key);
+      this.unstored.set(key, known ? merged(known, revocation) : revocation);
+    }
   }
 
   private untilRedisReady(): Promise<void> {

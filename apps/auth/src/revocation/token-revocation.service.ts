@@ -47,7 +47,8 @@ export class TokenRevocationService {
     } else {
       requireScope(caller, 'users:write');
       requireRole(caller, 'admin', 'Only admins may end the sessions of a user.');
-      if (orgId !== '' && orgId !== caller.orgId) throw new DomainError('forbidden', 'That user is not of your org.');
+      if (orgId !== '' && orgId.toLowerCase() !== caller.orgId)
+        throw new DomainError('forbidden', 'That user is not of your org.');
       org = caller.orgId;
     }
     if (!UUID.test(userId)) throw validationFailed([{ field: 'user_id', message: 'must be a UUID' }]);
@@ -64,10 +65,13 @@ export class TokenRevocationService {
   private async revokeAccessToken(token: string, requester: Requester): Promise<boolean> {
     let caller: Caller;
     try {
-      caller = await this.verifier.verify(token);
+      // A revoked token is revoked again: this process may know the revocation (its own earlier
+      // attempt, which answered 503, or another's notice) while Redis does not have it yet, and only a
+      // store says so; answering OK from memory told the retry it was done while a process started
+      // later still accepted the token.
+      caller = await this.verifier.verify(token, { revoked: true });
     } catch (error) {
-      // Not a valid token (malformed, expired, revoked): nothing to do. Not knowing the revocations
-      // yet is not an answer, though.
+      // Not a valid token (malformed, expired): nothing to do.
       if (error instanceof DomainError && error.code === 'service_unavailable') throw error;
       return false;
     }
