@@ -191,7 +191,12 @@ export class RefreshTokenService {
    * sign-in checked the password, however late its tokens were issued; a later login is left alone,
    * so replaying an old password change ends nothing new. Answers how many families were live.
    */
-  async revokeUser(orgId: string, userId: string, before: number): Promise<number> {
+  async revokeUser(namedOrg: string, namedUser: string, before: number): Promise<number> {
+    // Tokens carry both ids in lower case, as identity and auth store them; the subject entry and the
+    // sign-in checks against it (subjectRevokedAfter) compare exactly, so an id named in upper case (a
+    // caller of RevokeUserTokens) ended the families but no sign-in in flight.
+    const orgId = namedOrg.toLowerCase();
+    const userId = namedUser.toLowerCase();
     const ended = await this.endSessionsBegunBefore(orgId, userId, before, new Set());
     await this.revocations.revokeSubject(orgId, userId, before);
     // A sign-in checked before `before` whose session was stored after the read above checked the
@@ -206,14 +211,18 @@ export class RefreshTokenService {
     const now = new Date(this.clock.now());
     const unknown = (familyId: string) => !known.has(familyId);
     const families = (await this.tokens.liveFamiliesOf(orgId, userId, now, new Date(before))).filter(unknown);
-    for (const familyId of families) await this.revokeInDatabase(familyId);
     // The subject entry ends access tokens of seconds before `before`'s; one issued earlier in that
-    // same second is ended by its family's entry. A code exchange without a refresh token has no
-    // family here, only on its code: its access token (at most ACCESS_TOKEN_TTL_SECONDS old) too.
+    // same second, or by a refresh after `before` (auth hears of a change late while NATS is away), is
+    // ended by its family's entry. A code exchange without a refresh token has no family here, only on
+    // its code: its access token (at most ACCESS_TOKEN_TTL_SECONDS old) too.
     const since = new Date(before - this.config.ACCESS_TOKEN_TTL_SECONDS * 1000);
     const exchanged = (await this.tokens.familiesExchangedBy(orgId, userId, since, new Date(before))).filter(unknown);
     const sessions = [...new Set([...families, ...exchanged])];
+    // Stored before the families are ended, as endSession does: when Redis cannot store them, the
+    // families stay live and the event's redelivery finds them again. Ended first, the redelivery found
+    // none, and the entries lived only in this process's memory (lost with it).
     await this.revocations.revokeSessions(sessions);
+    for (const familyId of families) await this.revokeInDatabase(familyId);
     return { families, sessions };
   }
 

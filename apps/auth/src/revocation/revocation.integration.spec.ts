@@ -1,6 +1,7 @@
 import { AccessTokenVerifier, Caller } from '@acct/access-token';
 import { USER_DELETED, USER_DISABLED, USER_PASSWORD_CHANGED, USER_UPDATED } from '@acct/events';
 import { ACCESS_TOKEN_VERIFIER } from '@acct/grpc';
+import { DomainError } from '@acct/problem';
 import { Revocations } from '@acct/revocation';
 import { waitFor } from '@acct/testing';
 import { Metadata } from '@grpc/grpc-js';
@@ -41,6 +42,8 @@ const USERS = [
   user('8e9f0a1b-2c3d-4e5f-8a6b-7c8d9e0f1a2b', 'di@example.test'),
   user('2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e', 'ed@example.test'),
   user('4c5d6e7f-8a9b-4c0d-9e1f-2a3b4c5d6e7f', 'flo@example.test'),
+  user('6d7e8f9a-0b1c-4d2e-8f3a-4b5c6d7e8f9a', 'gus@example.test'),
+  user('7e8f9a0b-1c2d-4e3f-9a4b-5c6d7e8f9a0b', 'hal@example.test'),
 ];
 /** The bound issue 12 states: effective in every process within 1 s. */
 const WITHIN_MS = 1000;
@@ -164,6 +167,35 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     expect(await refreshRevoked(session.refreshToken)).toBe(false);
     const next = await tokens.issue(passwordLogin({ grantType: 'refresh_token', refreshToken: session.refreshToken }));
     expect(await accepted(next.accessToken)).toBe(true);
+  });
+
+  // The first attempt answers 503 "retry" (Redis did not store it) but leaves the token revoked in
+  // this process's memory: the retry must not take that for a revocation made, and say OK while a
+  // process started later (or one that missed the notice) would still accept the token.
+  it('answers 503 to the retry of an access token revocation while Redis still cannot store it, and stores it on the retry once it can', async () => {
+    const session = await login(USERS[1].email);
+    const { jti } = claimsOf(session.accessToken);
+    const revocations = harness.get(Revocations);
+    const store = jest
+      .spyOn(revocations as unknown as { store(revocations: unknown[]): Promise<unknown> }, 'store')
+      .mockRejectedValue(new Error('Redis did not answer'));
+    try {
+      expect((await refusal(revoke(session.accessToken))).code).toBe('service_unavailable');
+      expect((await refusal(revoke(session.accessToken))).code).toBe('service_unavailable');
+    } finally {
+      store.mockRestore();
+    }
+    const stored = jest.spyOn(revocations as unknown as { store(revocations: unknown[]): Promise<unknown> }, 'store');
+    try {
+      await expect(revoke(session.accessToken)).resolves.toEqual({});
+      expect(stored.mock.calls.some(([made]) => made.some((entry) => (entry as { jti?: string }).jti === jti))).toBe(
+        true,
+      );
+    } finally {
+      stored.mockRestore();
+    }
+    expect(await accepted(session.accessToken)).toBe(false);
+    await revoke(session.refreshToken, { tokenTypeHint: 'refresh_token' }); // leaves the user no session
   });
 
   it('answers OK and changes nothing for unknown, malformed and already revoked tokens', async () => {
@@ -552,6 +584,65 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     } finally {
       spy.mockRestore();
     }
+  });
+
+  // Identity takes a user id in any letter case (so do auth's sessions); tokens carry it in lower case.
+  it('ends the sessions of a user its admin names in upper case like any other: a login in flight is refused too', async () => {
+    const user = USERS[6];
+    const admin = await verifier.verify((await login(USERS[0].email)).accessToken);
+    const earlier = await login(user.email);
+    afterPasswordCheck = async () => {
+      harness.clock.advance(1000);
+      await harness.get(TokenRevocationService).revokeUser(admin, user.id.toUpperCase(), ORG.toUpperCase());
+      harness.clock.advance(1000);
+    };
+    expect((await refusal(login(user.email))).code).toBe('invalid_grant');
+    expect(await accepted(earlier.accessToken)).toBe(false);
+    const live = await database.query('SELECT id FROM refresh_tokens WHERE user_id = $1::uuid AND revoked_at IS NULL', [
+      user.id,
+    ]);
+    expect(live).toEqual([]);
+  });
+
+  // Redis could not store the sessions' entries (503) and the event is redelivered, maybe to another
+  // auth instance (the first one's memory gone with it): the redelivery must still find the sessions.
+  // Ended in Postgres first, they were no longer live, and the access tokens their refreshes issued
+  // after the change (of a later second than it, so the subject's entry does not cover them) stayed
+  // good for processes started later and for those that missed the notice.
+  it("ends a session's access tokens on the redelivery of an event whose first handling Redis could not store", async () => {
+    const user = USERS[7];
+    const session = await login(user.email);
+    harness.clock.advance(2000);
+    const changedAt = new Date(harness.clock.now()).toISOString();
+    harness.clock.advance(2000);
+    // NATS was away: the user refreshed after the password change, before auth heard of it.
+    const refreshed = await tokens.issue(
+      passwordLogin({ grantType: 'refresh_token', refreshToken: session.refreshToken }),
+    );
+    const event = {
+      id: '6e4f9a2b-8c3d-4e0f-9a1b-2c3d4e5f6a7b',
+      type: USER_PASSWORD_CHANGED,
+      version: 1,
+      occurred_at: changedAt,
+      data: { user_id: user.id, org_id: ORG, occurred_at: changedAt },
+    };
+    const message = {
+      subject: USER_PASSWORD_CHANGED,
+      seq: 3,
+      string: () => JSON.stringify(event),
+    } as unknown as JsMsg;
+    const revocations = harness.get(Revocations);
+    const store = jest
+      .spyOn(revocations, 'revoke')
+      .mockRejectedValueOnce(new DomainError('service_unavailable', 'The revocation could not be stored; retry.'));
+    try {
+      await expect(harness.get(SessionEndingEventsConsumer).handle(message)).resolves.not.toBe('ack');
+    } finally {
+      store.mockRestore();
+    }
+    await expect(harness.get(SessionEndingEventsConsumer).handle(message)).resolves.toBe('ack');
+    await refusedElsewhereWithin(refreshed.accessToken);
+    expect(await refreshRevoked(refreshed.refreshToken)).toBe(true);
   });
 
   it("erases a deleted user's second factor (TOTP secret, recovery codes), and keeps a disabled user's", async () => {
