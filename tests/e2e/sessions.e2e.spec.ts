@@ -53,6 +53,28 @@ describe('ending a session through two gateways', () => {
     await stack?.close();
   });
 
+  it('shows a session’s device id and user agent as the login audit does: control characters escaped', async () => {
+    // HTTP lets a header carry a tab, and bytes that Node reads as C1 controls (here NEL and CSI).
+    const from = nextIp();
+    const headers = { 'x-forwarded-for': from, 'x-device-id': 'phone\t1', 'user-agent': 'App/2.0\u0085\u009b31m' };
+    const { status, body } = await request<Tokens>(`${gateways[0]}/v2/auth/token`, {
+      body: { grant_type: 'password', username: 'admin@sessions.test', password: 'admin-pass-1' },
+      headers,
+    });
+    expect(status).toBe(200);
+    const escaped = { device_id: 'phone\\u00091', user_agent: 'App/2.0\\u0085\\u009b31m' };
+    const audit = await request<{ items: Array<{ ip: string; device_id: string; user_agent: string }> }>(
+      `${gateways[0]}/v2/audit/logins?limit=100`,
+      { token: body.access_token, headers: { 'x-forwarded-for': nextIp() } },
+    );
+    expect(audit.body.items.find((entry) => entry.ip === from)).toMatchObject(escaped);
+    const listed = await request<{ items: Session[] }>(`${gateways[0]}/v2/users/me/sessions`, {
+      token: body.access_token,
+      headers: { 'x-forwarded-for': nextIp() },
+    });
+    expect(listed.body.items.find((session) => session.id === sidOf(body.access_token))).toMatchObject(escaped);
+  });
+
   it('lists the sessions, and ending one refuses its access token at both gateways within 1 s', async () => {
     const ended = await login('device-a');
     const kept = await login('device-b');

@@ -1,3 +1,4 @@
+import { escapeControlCharacters } from '@acct/problem';
 import { Injectable } from '@nestjs/common';
 
 import { Prisma } from '../generated/prisma/client';
@@ -380,10 +381,19 @@ const toRow = (token: NewRefreshToken) => ({
   roles: token.roles,
   createdAt: token.createdAt,
   expiresAt: token.expiresAt,
-  ip: token.origin?.ip || null,
-  deviceId: token.origin?.deviceId || null,
-  userAgent: token.origin?.userAgent || null,
+  ip: originValue(token.origin?.ip, 64),
+  deviceId: originValue(token.origin?.deviceId, 200),
+  userAgent: originValue(token.origin?.userAgent, 400),
 });
+
+/**
+ * Where a session began, as the client's headers said (X-Device-Id, User-Agent), kept as the login
+ * audit keeps them (LoginAudit): control characters escaped (`\u0085`), then cut to `max`. A header may
+ * carry a tab or, read as Latin-1, C1 controls (NEL, CSI); stored raw, the sessions list handed them
+ * on to whoever reads it, invisible or acted on by a terminal.
+ */
+const originValue = (value: string | undefined, max: number) =>
+  value ? escapeControlCharacters(value).slice(0, max) : null;
 
 /** A refresh_tokens row as Prisma and the raw queries answer it (the columns toStored reads). */
 interface RawRefreshToken {

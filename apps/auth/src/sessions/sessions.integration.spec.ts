@@ -105,6 +105,18 @@ describe('a user’s sessions in auth (real Postgres, Redis, NATS)', () => {
     expect(sidOf(refreshed)).toBe(sidOf(first));
   });
 
+  it('lists a session’s user agent and device id with their control characters escaped, as the login audit does', async () => {
+    // A header may carry a tab and, read as Latin-1, C1 controls (NEL, CSI): visible, never raw.
+    const set = await login(MEMBER, { deviceId: 'phone\t1', userAgent: 'App/2.0\u0085\u009b31mGot you\\' });
+    const self = { caller: await verifier.verify(set.accessToken), token: set.accessToken };
+
+    const listed = await sessions.list(self.caller, self.token, 'me');
+    expect(listed.find((session) => session.id === sidOf(set))?.origin).toMatchObject({
+      deviceId: 'phone\\u00091',
+      userAgent: 'App/2.0\\u0085\\u009b31mGot you\\\\',
+    });
+  });
+
   it('lets an admin of the org list and end a user’s sessions; ending one revokes its access tokens', async () => {
     const admin = await as(ADMIN);
     const kept = await login(VIEWER);
