@@ -3,9 +3,12 @@ import { PeriodicDeletion } from '@acct/database';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
 import { IdempotencyRepository } from './idempotency.repository';
-import { PURGE_INTERVAL_MS } from './idempotency-rules';
+import { PURGE_BATCH, PURGE_INTERVAL_MS } from './idempotency-rules';
 
-/** Deletes expired idempotency keys at start and then hourly (expired keys are also ignored when met). */
+/**
+ * Deletes expired idempotency keys at start and then hourly (expired keys are also ignored when met),
+ * in batches.
+ */
 @Injectable()
 export class IdempotencyPurger implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly deletion: PeriodicDeletion;
@@ -14,7 +17,10 @@ export class IdempotencyPurger implements OnApplicationBootstrap, OnModuleDestro
     this.deletion = new PeriodicDeletion({
       what: 'expired idempotency keys',
       intervalMs: PURGE_INTERVAL_MS,
-      deleteBatch: (now) => keys.purgeExpired(now),
+      // In batches, so that no purge holds many row locks at once: a day of keys (one per retried
+      // POST, each with its stored answer) expires an hour's worth a run, or all at once after an outage.
+      deleteBatch: (now) => keys.purgeExpired(now, PURGE_BATCH),
+      batchSize: PURGE_BATCH,
       clock,
       logger: new Logger(IdempotencyPurger.name),
     });

@@ -6,6 +6,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const CLAIM_LEASE_MS = 60 * 1000;
 /** How often expired keys are deleted (also once at start). */
 export const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/** Keys one purge statement deletes at most: a purge goes batch after batch. */
+export const PURGE_BATCH = 1000;
 
 /** Contract §3: 1–255 printable ASCII characters. */
 export function idempotencyKeyProblem(key: string): string | undefined {

@@ -164,6 +164,34 @@ describe('Idempotency-Key on CreateUser against Postgres', () => {
     }
   });
 
+  it('purges a backlog of expired keys in batches of at most 1,000 (no statement holds them all)', async () => {
+    const expired = identity.clock.date();
+    await prisma.idempotencyKey.createMany({
+      data: Array.from({ length: 2500 }, (_, index) => ({
+        orgId: acme.orgId,
+        subject: 'user:backlog',
+        key: `backlog-${index}`,
+        fingerprint: 'f',
+        state: 'completed' as const,
+        claimToken: '00000000-0000-4000-8000-000000000000',
+        responseStatus: 201,
+        responseBody: {},
+        lockedUntil: expired,
+        expiresAt: expired,
+      })),
+    });
+    const repository = identity.get(IdempotencyRepository);
+    const purges = jest.spyOn(repository, 'purgeExpired');
+    try {
+      expect(await identity.get(IdempotencyPurger).purge()).toBeGreaterThanOrEqual(2500);
+      const counts = await Promise.all(purges.mock.results.map((result) => result.value as Promise<number>));
+      expect(Math.max(...counts)).toBeLessThanOrEqual(1000);
+      expect(await prisma.idempotencyKey.count({ where: { subject: 'user:backlog' } })).toBe(0);
+    } finally {
+      purges.mockRestore();
+    }
+  });
+
   describe('the claim itself', () => {
     let idempotency: IdempotencyService;
     let keys: IdempotencyRepository;

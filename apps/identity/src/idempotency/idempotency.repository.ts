@@ -103,10 +103,14 @@ export class IdempotencyRepository {
     await this.prisma.idempotencyKey.deleteMany({ where: { ...scope, key, expiresAt: { lte: now } } });
   }
 
-  /** Deletes every expired key; returns how many. */
-  async purgeExpired(now: Date): Promise<number> {
-    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lte: now } } });
-    return count;
+  /**
+   * Deletes up to `batch` keys expired at `now` (the index on `expires_at`); answers how many. A key
+   * taken over meanwhile is a new row and stays.
+   */
+  async purgeExpired(now: Date, batch: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM idempotency_keys WHERE expires_at <= ${now} LIMIT ${batch}))`;
   }
 }
 

@@ -69,4 +69,14 @@ export class PasswordSetTokensRepository {
   async retireAllOf(db: Db, userId: string, now: Date): Promise<void> {
     await db.passwordSetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: now } });
   }
+
+  /**
+   * Deletes up to `batch` tokens expired at `now` (refused from then on, as checkToken and consume
+   * judge them), by the index on `expires_at`; answers how many.
+   */
+  async pruneExpired(now: Date, batch: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM password_set_tokens WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM password_set_tokens WHERE expires_at <= ${now} LIMIT ${batch}))`;
+  }
 }
