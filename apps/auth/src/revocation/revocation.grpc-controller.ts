@@ -1,5 +1,5 @@
 import { authV1 } from '@acct/contracts';
-import { callerOf, PublicRpc } from '@acct/grpc';
+import { bearerTokenOf, callerOf, PublicRpc } from '@acct/grpc';
 import { Metadata } from '@grpc/grpc-js';
 import { Controller } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
@@ -46,6 +46,13 @@ export class RevocationGrpcController implements Pick<authV1.AuthServiceControll
     request: authV1.RevokeUserTokensRequest,
     metadata?: Metadata,
   ): Promise<authV1.RevokeUserTokensResponse> {
-    return { revokedSessions: await this.revocation.revokeUser(callerOf(metadata), request.userId, request.orgId) };
+    const caller = callerOf(metadata);
+    const revokedSessions = await this.revocation.revokeUser(
+      caller,
+      bearerTokenOf(metadata) ?? '',
+      request.userId,
+      request.orgId,
+    );
+    return { revokedSessions };
   }
 }

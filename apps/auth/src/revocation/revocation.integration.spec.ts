@@ -408,7 +408,9 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     const other = await login(USERS[2].email);
     harness.clock.advance(2000); // the tokens above are of an earlier second than the revocation
     const admin = (await verifier.verify(other.accessToken)) satisfies Caller;
-    await expect(harness.get(TokenRevocationService).revokeUser(admin, USERS[1].id, '')).resolves.toBe(2);
+    await expect(
+      harness.get(TokenRevocationService).revokeUser(admin, other.accessToken, USERS[1].id, ''),
+    ).resolves.toBe(2);
     for (const session of [a, b]) {
       expect(await refreshRevoked(session.refreshToken)).toBe(true);
       expect(await accepted(session.accessToken)).toBe(false);
@@ -417,9 +419,10 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     expect(await accepted(other.accessToken)).toBe(true);
     // A login after the revocation works.
     expect(await accepted((await login(USERS[1].email)).accessToken)).toBe(true);
-    expect((await refusal(harness.get(TokenRevocationService).revokeUser(admin, USERS[1].id, OTHER_ORG))).code).toBe(
-      'forbidden',
-    );
+    expect(
+      (await refusal(harness.get(TokenRevocationService).revokeUser(admin, other.accessToken, USERS[1].id, OTHER_ORG)))
+        .code,
+    ).toBe('forbidden');
   });
 
   it('ends the sessions created before a password change when identity’s event arrives, and only those', async () => {
@@ -589,11 +592,12 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
   // Identity takes a user id in any letter case (so do auth's sessions); tokens carry it in lower case.
   it('ends the sessions of a user its admin names in upper case like any other: a login in flight is refused too', async () => {
     const user = USERS[6];
-    const admin = await verifier.verify((await login(USERS[0].email)).accessToken);
+    const adminToken = (await login(USERS[0].email)).accessToken;
+    const admin = await verifier.verify(adminToken);
     const earlier = await login(user.email);
     afterPasswordCheck = async () => {
       harness.clock.advance(1000);
-      await harness.get(TokenRevocationService).revokeUser(admin, user.id.toUpperCase(), ORG.toUpperCase());
+      await harness.get(TokenRevocationService).revokeUser(admin, adminToken, user.id.toUpperCase(), ORG.toUpperCase());
       harness.clock.advance(1000);
     };
     expect((await refusal(login(user.email))).code).toBe('invalid_grant');
