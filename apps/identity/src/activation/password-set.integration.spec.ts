@@ -1,5 +1,5 @@
 import { INTERNAL_IDENTITY_SCOPE, scopesOfRoles } from '@acct/access-token';
-import { PASSWORD_RESET_ISSUED, PASSWORD_RESET_REQUESTED, USER_PASSWORD_CHANGED } from '@acct/events';
+import { PASSWORD_RESET_ISSUED, PASSWORD_RESET_REQUESTED, USER_ACTIVATED, USER_PASSWORD_CHANGED } from '@acct/events';
 
 import { VerifyPasswordService } from '../credentials/verify-password.service';
 import { PasswordHasher } from '../passwords/password-hasher';
@@ -155,6 +155,40 @@ describe('password set (activation and reset links)', () => {
     await passwords.setPassword(await resetLink(active.id), 'an-active-pass-1');
     await passwords.requestReset(acme.admin, active.id, true);
     expect(await resetMails(active.id)).toEqual([expect.objectContaining({ activation: false })]);
+
+    // Disabled before it ever set a password: its link is still its activation, not a reset of a
+    // password it never had (using it activates the account, identity.user.activated).
+    const neverActivated = await newUser();
+    await identity.get(UserStatusService).disable(acme.admin, neverActivated.id, []);
+    await passwords.requestReset(acme.admin, neverActivated.id, true);
+    expect(await resetMails(neverActivated.id)).toEqual([expect.objectContaining({ activation: true })]);
+    const once = await newUser();
+    await passwords.setPassword(await resetLink(once.id), 'an-active-pass-2');
+    await identity.get(UserStatusService).disable(acme.admin, once.id, []);
+    await passwords.requestReset(acme.admin, once.id, true);
+    expect(await resetMails(once.id)).toEqual([expect.objectContaining({ activation: false })]);
+  });
+
+  it('announces the activation, once, of a user that used its first link while disabled (enabled again, it is active)', async () => {
+    const activations = async (userId: string) =>
+      (await identity.get(PrismaService).outboxEvent.findMany({ where: { type: USER_ACTIVATED } }))
+        .map((event) => (event.payload as { data: Record<string, unknown> }).data)
+        .filter((data) => data.user_id === userId);
+    const user = await newUser();
+    const link = await resetLink(user.id);
+    await identity.get(UserStatusService).disable(acme.admin, user.id, []);
+    await passwords.setPassword(link, 'set-while-disabled-1');
+    const enabled = await identity.get(UserStatusService).enable(acme.admin, user.id, []);
+    // From pending to active by its own link: a consumer of identity.user.activated (docs/events.md,
+    // exactly once per user) never heard of this one.
+    expect(enabled.status).toBe('active');
+    expect(await activations(user.id)).toEqual([{ user_id: user.id, org_id: acme.orgId }]);
+
+    // Once: neither another password nor another disable and enable announces it again.
+    await identity.get(UserStatusService).disable(acme.admin, user.id, []);
+    await passwords.setPassword(await resetLink(user.id), 'set-while-disabled-2');
+    await identity.get(UserStatusService).enable(acme.admin, user.id, []);
+    expect(await activations(user.id)).toHaveLength(1);
   });
 
   it('takes a link asked for after the password was set', async () => {

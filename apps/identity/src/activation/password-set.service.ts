@@ -68,6 +68,8 @@ export class PasswordSetService {
       if (!(await this.tokens.consume(db, found.id, now))) throw invalidToken();
       await this.tokens.retireAllOf(db, found.userId, now);
       const { user, activated } = await this.credentials.setPassword(db, found.userId, passwordHash, now);
+      // The user's first password: announced now even if it is disabled (enabled again it is `active`,
+      // and the enable says nothing of an activation), so every activated user is announced once.
       if (activated) await this.outbox.append(db, USER_ACTIVATED, { user_id: user.id, org_id: user.orgId }, now);
       // Every earlier session of the user ends: auth revokes them on this event (docs/events.md).
       await this.outbox.append(db, USER_PASSWORD_CHANGED, passwordChanged(user, now), now);
@@ -118,8 +120,9 @@ export class PasswordSetService {
             token: token.token,
             expires_at: token.expiresAt.toISOString(),
             // Interface §3: a user created without its activation e-mail gets its link this way; the
-            // mail then asks it to activate its account, not to reset a password it never had.
-            activation: locked.status === 'pending',
+            // mail then asks it to activate its account, not to reset a password it never had. So too
+            // a user disabled before it ever set one (using the link activates it).
+            activation: locked.activatedAt === null,
           },
           now,
           caller,

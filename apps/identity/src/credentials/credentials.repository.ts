@@ -89,8 +89,9 @@ export class CredentialsRepository {
   }
 
   /**
-   * Sets a user's password; a `pending` user becomes `active` at `now` (exactly once: `activated`
-   * says whether this call did it).
+   * Sets a user's password; a `pending` user becomes `active` at `now`. `activated` says whether this
+   * call set the user's first password (exactly once per user): also when it was disabled then, as it
+   * is `active` once enabled and no later call would say so.
    */
   async setPassword(
     db: Db,
@@ -104,8 +105,11 @@ export class CredentialsRepository {
     });
     // A user that set its first password while disabled has set one all the same: enabled again, it is
     // `active` (activated_at is what EnableUser reads), not `pending` with its link already used.
-    await db.user.updateMany({ where: { id: userId, activatedAt: null }, data: { activatedAt: now } });
+    const firstWhileDisabled = await db.user.updateMany({
+      where: { id: userId, activatedAt: null },
+      data: { activatedAt: now },
+    });
     const row = await db.user.update({ where: { id: userId }, data: { passwordHash } });
-    return { user: toRecord(row), activated: activated.count === 1 };
+    return { user: toRecord(row), activated: activated.count === 1 || firstWhileDisabled.count === 1 };
   }
 }
