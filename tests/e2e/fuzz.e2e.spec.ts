@@ -1377,6 +1377,25 @@ describe('fuzzing every public endpoint', () => {
     expect(next.headers['x-ratelimit-remaining']).toBe('1');
   });
 
+  it("answers a body Node's HTTP parser refuses with its request's own id (contract §1), the client's when it sent a sane one", async () => {
+    // The headers arrived with the client's X-Request-Id; the refusal of the body is that request's answer.
+    const broken = await send({
+      method: 'POST',
+      target: '/v2/auth/token',
+      headers: [
+        ['X-Forwarded-For', clientIp()],
+        ['X-Request-Id', 'trace-broken-body'],
+        ['Content-Type', 'application/x-www-form-urlencoded'],
+        ['Transfer-Encoding', 'chunked'],
+      ],
+      body: 'zz\r\n',
+    });
+
+    expect(broken.status).toBe(400);
+    expect(broken.headers['x-request-id']).toBe('trace-broken-body');
+    expect(JSON.parse(broken.body)).toMatchObject({ code: 'invalid_request', request_id: 'trace-broken-body' });
+  });
+
   it('answers a request whose body stops coming 408 in time, with the decision taken when its headers arrived', async () => {
     const ip = clientIp();
     const began = Date.now();

@@ -1,4 +1,6 @@
 import http from 'node:http';
+import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 
 import { ApiClient, expectProblem, freshIp, TestStack } from '@acct/testing';
 
@@ -192,6 +194,76 @@ describe('gateway errors are problem+json', () => {
       raw: '{"display_name": ',
     });
     expectProblem(broken, 400, 'malformed_body');
+  });
+
+  it('refuses a body in a content coding it does not decode as 415, naming the one it takes (RFC 9110 §8.4.1, §15.5.16)', async () => {
+    // A gzip-compressed JSON body was read as its compressed bytes (`400 malformed_body`), and a body
+    // labelled `br` whose bytes happened to be JSON was used as if it had none (a proxy in front that
+    // decodes it read another request).
+    for (const [coding, body] of [
+      ['gzip', gzipSync(JSON.stringify({ email: 'a@b.co' }))],
+      ['br', Buffer.from(JSON.stringify({ email: 'a@b.co' }))],
+    ] as const) {
+      const response = await api.call('/v2/users', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+        raw: body,
+        ip: freshIp(),
+      });
+      expectProblem(response, 415, 'unsupported_media_type');
+      expect(response.headers.get('accept-encoding')).toBe('identity');
+    }
+    // The token endpoint's refusal carries the OAuth members (contract §4); `identity` is no coding at all.
+    const token = await api.call('/v2/auth/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' },
+      raw: gzipSync('grant_type=client_credentials&client_id=a&client_secret=b'),
+      ip: freshIp(),
+    });
+    expect(expectProblem(token, 415, 'unsupported_media_type')).toMatchObject({ error: 'invalid_request' });
+    const identity = await api.call('/v2/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      raw: '{"email": ',
+      ip: freshIp(),
+    });
+    expectProblem(identity, 400, 'malformed_body');
+  });
+
+  it('does not ask for a body over 64 KiB it will refuse (Expect: 100-continue, RFC 9110 §10.1.1)', async () => {
+    // Node answered `100 Continue` before the 413: the client then sent the whole body into a
+    // connection being closed (curl asks so for large uploads), and could lose the 413 to a reset.
+    const { port } = new URL(stack.url(''));
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+      socket.write(
+        `POST /v2/users HTTP/1.1\r\nHost: gateway\r\nX-Forwarded-For: ${freshIp()}\r\nContent-Type: application/json\r\n` +
+          `Expect: 100-continue\r\nContent-Length: ${64 * 1024 + 1}\r\n\r\n`,
+      );
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(answer).toContain('"code":"payload_too_large"');
+    // Within the limit the client is still asked for it, and the route reads it.
+    const within = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+        if (received === 'HTTP/1.1 100 Continue\r\n\r\n') socket.write('{"email": ');
+      });
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+      socket.write(
+        `POST /v2/users HTTP/1.1\r\nHost: gateway\r\nX-Forwarded-For: ${freshIp()}\r\nContent-Type: application/json\r\n` +
+          'Expect: 100-continue\r\nContent-Length: 10\r\nConnection: close\r\n\r\n',
+      );
+    });
+    expect(within).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /);
+    expect(within).toContain('"code":"malformed_body"');
   });
 
   it('keeps the client request id on errors too', async () => {

@@ -27,9 +27,16 @@ import { HealthReporter } from './health/health-reporter';
 import { trackArrivingRequests } from './http/arriving-requests';
 import { refuseControlCharacters } from './http/control-characters';
 import { allowBrowserApps, answerBrowserAppPreflights } from './http/cors';
-import { clientError, frameworkError, LimitPeer, LimitRequest, refuseConnect } from './http/framework-errors';
+import {
+  clientError,
+  frameworkError,
+  LimitPeer,
+  LimitRequest,
+  refuseConnect,
+  rememberRequestId,
+} from './http/framework-errors';
 import { sendProblem } from './http/problem';
-import { parseJsonBodies, refuseBodiesNotUtf8 } from './http/request-body';
+import { parseJsonBodies, refuseBodiesNotUtf8, refuseContentCodings } from './http/request-body';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared, routeDeclarations } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
@@ -96,6 +103,13 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // a bare 417 without a problem document, request id or rate-limit headers (contract §1, §2): handled
   // as any request instead, its route answers.
   fastify.server.on('checkExpectation', (request, response) => fastify.server.emit('request', request, response));
+  // `Expect: 100-continue` asks whether to send the body (RFC 9110 §10.1.1). Node said yes to every
+  // one, then Fastify refused a Content-Length over the limit (413) and closed the connection: the
+  // client sent the whole body into it and could lose the 413 to a reset. Such a one is not asked for.
+  fastify.server.on('checkContinue', (request, response) => {
+    if (!(Number(request.headers['content-length']) > BODY_LIMIT_BYTES)) response.writeContinue();
+    fastify.server.emit('request', request, response);
+  });
   // A CONNECT request is answered, not dropped unanswered as Node does (framework-errors.ts).
   fastify.server.on(
     'connect',
@@ -115,6 +129,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);
+    rememberRequestId(request, reply);
     done();
   });
   // A browser app's own calls (discovery, JWKS, token, revocation) are readable from its origin.
@@ -176,6 +191,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   // After the rate limit: a browser app's CORS preflight counts and carries the rate-limit headers.
   answerBrowserAppPreflights(fastify, config.TOKEN_ISSUER);
+  refuseContentCodings(fastify);
   refuseBodiesNotUtf8(fastify);
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).

@@ -58,6 +58,18 @@ type InFlight = ServerResponse & { _headerSent?: boolean };
 /** Sockets whose refusal is being answered: Node reports a parser error again for each later chunk. */
 const answering = new WeakSet<Socket>();
 
+/** The id of each request whose headers arrived, by its response (see `rememberRequestId`). */
+const requestIds = new WeakMap<ServerResponse, string>();
+
+/**
+ * Remembers a request's id for `clientError`: when Node's parser refuses the rest of the request (its
+ * body too slow or not HTTP), that refusal is the request's answer and carries its id (contract §1:
+ * the client's own when it sent a sane one), the one its log lines carry, not a new one.
+ */
+export function rememberRequestId(request: FastifyRequest, reply: FastifyReply): void {
+  requestIds.set(reply.raw, request.id);
+}
+
 /**
  * Node's HTTP parser refuses requests that are not HTTP/1.1 at all (control characters in a header,
  * a bad request line, conflicting Content-Length and Transfer-Encoding, headers over the size limit,
@@ -93,15 +105,15 @@ export const clientError =
         clearTimeout(timer);
         if (socket.writable) {
           const problem = outcome?.refusal ?? problemOfClientError(error.code);
-          socket.write(rawProblem(problem, outcome?.headers ?? []));
+          const requestId = (inFlight && requestIds.get(inFlight)) ?? randomUUID();
+          socket.write(rawProblem(problem, outcome?.headers ?? [], requestId));
         }
         socket.destroy(error);
       });
   };
 
 /** A whole HTTP/1.1 answer carrying `problem`, for a socket no response object exists for. */
-function rawProblem(problem: DomainError, headers: Array<[string, string]>): string {
-  const requestId = randomUUID();
+function rawProblem(problem: DomainError, headers: Array<[string, string]>, requestId: string): string {
   const body = JSON.stringify(toProblemDocument(problem, requestId));
   return [
     `HTTP/1.1 ${problem.status} ${STATUS_TEXT[problem.status] ?? 'Bad Request'}`,

@@ -122,3 +122,30 @@ export function refuseBodiesNotUtf8(fastify: FastifyInstance): void {
     done(new DomainError('malformed_body', 'The request body is not UTF-8 text.'));
   });
 }
+
+/**
+ * RFC 9110 §8.4.1: the gateway decodes no content coding, so a body in one (`Content-Encoding: gzip`,
+ * `br`, …) is `415 unsupported_media_type` with `Accept-Encoding: identity` (§15.5.16), before any
+ * parser reads it. Fastify ignores the header: a compressed JSON body was refused as not being JSON
+ * (`400 malformed_body`), and one labelled `br` whose bytes happened to be JSON was used as if it had
+ * no coding at all, while a proxy in front that decodes it read another request. `identity` is no
+ * coding; a request without content, a GET or HEAD (whose content Fastify never reads) or a request to
+ * an unknown path (404) is left alone.
+ */
+export function refuseContentCodings(fastify: FastifyInstance): void {
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
+    const codings = (request.headers['content-encoding'] ?? '')
+      .split(',')
+      .map((coding) => coding.trim().toLowerCase())
+      .filter((coding) => coding !== '' && coding !== 'identity');
+    const hasContent =
+      request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+    const bodiless = request.method === 'GET' || request.method === 'HEAD';
+    if (codings.length === 0 || !hasContent || bodiless || request.is404) return done(null, payload);
+    done(
+      new DomainError('unsupported_media_type', `Send the body without a content coding (not ${codings.join(', ')}).`, {
+        headers: { 'Accept-Encoding': 'identity' },
+      }),
+    );
+  });
+}
