@@ -30,8 +30,15 @@ function service(name, args) {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { LOG_LEVEL: 'warn', ...process.env },
+      // No cap on the answer: spawnSync's default (1 MiB) killed a service mid-answer, so list-clients
+      // of an org with a few thousand clients exited 1 and said nothing.
+      maxBuffer: Infinity,
     },
   );
+  if (result.error) {
+    process.stderr.write(`${result.stderr ?? ''}cli: the ${name} service's CLI failed: ${result.error.message}\n`);
+    process.exit(1);
+  }
   if (result.status !== 0) {
     process.stderr.write(result.stderr);
     process.exit(result.status || 1);

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 import { repositoryRoot, TestStack } from '@acct/testing';
+import pg from 'pg';
 
 /** `npm run cli -- …` as an operator runs it: exit status, stdout, stderr. */
 function cli(args: string[], env: Record<string, string> = {}) {
@@ -9,6 +10,7 @@ function cli(args: string[], env: Record<string, string> = {}) {
     cwd: repositoryRoot,
     env: { ...process.env, ...env },
     encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -128,6 +130,29 @@ describe('the operator CLI behaves like one', () => {
       expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 1, stdout: '' });
       expect(refused.stderr).toContain(`"field":"${field}"`);
       expect(refused.stderr).toContain(field === 'org_id' ? 'must be a UUID' : 'must use https');
+    });
+
+    it('lists an org whose clients fill more than a megabyte of JSON, all of them', async () => {
+      // The CLI read each service's answer through spawnSync's default 1 MiB buffer: a longer answer
+      // killed the service and the command exited 1 with nothing said (about 3,000 clients).
+      const orgId = crypto.randomUUID();
+      const db = new pg.Client({ connectionString: stack.env.AUTH_DATABASE_URL });
+      await db.connect();
+      try {
+        await db.query(
+          `INSERT INTO clients (id, org_id, name, type, grant_types, scopes, roles, updated_at)
+           SELECT gen_random_uuid()::text, $1::uuid, repeat('n', 100), 'confidential',
+                  ARRAY['client_credentials'], ARRAY['users:read'], ARRAY['viewer'], now()
+           FROM generate_series(1, 5000)`,
+          [orgId],
+        );
+      } finally {
+        await db.end();
+      }
+      const listed = cli(['list-clients', '--org-id', orgId, '--json'], stack.env);
+      expect({ status: listed.status, stderr: listed.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(listed.stdout.length).toBeGreaterThan(1024 * 1024);
+      expect((JSON.parse(listed.stdout) as { clients: unknown[] }).clients).toHaveLength(5000);
     });
 
     it('answers set-rate-limit with the org and its tiers, snake_case like every other answer', () => {

@@ -112,6 +112,24 @@ describe('ClientService (real Postgres)', () => {
       expect(error.options.errors?.map((item) => item.field).sort()).toEqual(['name', 'org_id', 'roles', 'scopes']);
       expect((await refusal(clients.create({ orgId: ORG, name: 'n', scopes: [] }))).code).toBe('validation_failed');
     });
+    it('refuses a name with a control character, as org and display names are, and counts characters, not UTF-16 units', async () => {
+      // The name is shown on the login page ("continue to …") and in list-clients' lines: a newline or
+      // an escape sequence in it forged a line of the operator's listing.
+      for (const name of ['My\napp', 'app\u001b[2J', 'tab\tbed', 'c1\u0085']) {
+        const error = await refusal(clients.create({ orgId: ORG, name, scopes: ['users:read'] }));
+        expect({ name, errors: error.options.errors }).toEqual({
+          name,
+          errors: [{ field: 'name', message: expect.stringContaining('control characters') }],
+        });
+      }
+      // 60 characters outside the BMP are 120 UTF-16 units: within 100 characters all the same.
+      await expect(
+        clients.create({ orgId: ORG, name: '🙂'.repeat(60), scopes: ['users:read'] }),
+      ).resolves.toBeDefined();
+      expect((await refusal(clients.create({ orgId: ORG, name: '🙂'.repeat(101), scopes: ['users:read'] }))).code).toBe(
+        'validation_failed',
+      );
+    });
   });
 
   describe('public and confidential clients (contract §6)', () => {

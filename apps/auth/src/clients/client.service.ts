@@ -182,7 +182,12 @@ function validateNewClient(request: NewClientRequest): ValidClient {
   const grantTypes = [...new Set(request.grantTypes ?? [CLIENT_CREDENTIALS])];
   const redirectUris = [...new Set(request.redirectUris ?? [])];
   if (!UUID.test(request.orgId)) errors.push({ field: 'org_id', message: 'must be a UUID' });
-  if (name.length < 1 || name.length > 100) errors.push({ field: 'name', message: 'must be 1–100 characters' });
+  // Characters as org and display names count them (code points, not UTF-16 units), and no control
+  // character: the name is shown on the login page and in list-clients' lines, where a newline or an
+  // escape sequence forged what the operator read.
+  const nameLength = [...name].length;
+  if (nameLength < 1 || nameLength > 100) errors.push({ field: 'name', message: 'must be 1–100 characters' });
+  else if (hasControlCharacter(name)) errors.push({ field: 'name', message: 'must not contain control characters' });
   if (scopes.length === 0)
     errors.push({ field: 'scopes', message: `must name at least one of ${KNOWN_SCOPES.join(' ')}` });
   const unknown = scopes.filter((scope) => !KNOWN_SCOPES.includes(scope));
