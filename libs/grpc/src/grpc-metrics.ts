@@ -8,6 +8,9 @@ function labelsOf(path: string): { grpc_service: string; grpc_method: string } {
   return { grpc_service: service, grpc_method: method };
 }
 
+/** How early a cancel may land before the call's deadline and still be its expiry (see onCancel). */
+const DEADLINE_SLACK_MS = 100;
+
 /**
  * Server metrics for every call a service answers (including the ones its caller guard refuses):
  * calls by method and status code, handling time by method, calls in flight. A grpc-js server
@@ -36,20 +39,30 @@ export function grpcServerMetrics(registry: Registry): ServerInterceptor {
     const labels = labelsOf(descriptor.path);
     const started = process.hrtime.bigint();
     let finished = false;
-    const finish = () => {
-      if (finished) return false;
+    const finish = (code: Status) => {
+      if (finished) return;
       finished = true;
       inFlight.dec();
-      return true;
+      handled.inc({ ...labels, grpc_code: Status[code] ?? String(code) });
+      duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     };
     inFlight.inc();
     return new ServerInterceptingCall(call, {
-      start: (next) => next({ onCancel: () => finish() }),
+      // A call that ends before its handler answers is counted too: grpc-js answers a call past its
+      // deadline itself (DEADLINE_EXCEEDED, not through this interceptor) and only tells it "cancelled";
+      // uncounted, the slowest calls were missing from both metrics and the alerts on them never fired.
+      start: (next) =>
+        next({
+          onCancel: () => {
+            // The caller gives up at its own deadline, which is ours less the time the call took to
+            // arrive: its cancel may land just before our timer fires, and is the same expiry.
+            const deadline = Number(call.getDeadline());
+            const expired = Number.isFinite(deadline) && Date.now() >= deadline - DEADLINE_SLACK_MS;
+            finish(expired ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
+          },
+        }),
       sendStatus: (status, next) => {
-        if (finish()) {
-          handled.inc({ ...labels, grpc_code: Status[status.code] ?? String(status.code) });
-          duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-        }
+        finish(status.code);
         next(status);
       },
     });
