@@ -62,8 +62,18 @@ export const authEnv = {
     message: 'must stay below the 60 s a retired key outlives its tokens',
   }),
   AUTH_KEY_ENCRYPTION_KEY: keyEncryptionKey,
-  /** The issuer authenticator apps show for TOTP enrolments (the `otpauth://` URI's issuer). */
-  MFA_TOTP_ISSUER: z.string().trim().min(1).max(64).default('Account Platform'),
+  /**
+   * The issuer authenticator apps show for TOTP enrolments (the `otpauth://` URI's issuer). No colon:
+   * the URI's label is `issuer:account`, split at its first colon (literal or %3A, Key URI format), so
+   * "Acme: Prod" was shown as issuer "Acme" with the account " Prod:alice@…".
+   */
+  MFA_TOTP_ISSUER: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .refine((issuer) => !issuer.includes(':'), { message: 'must not contain a colon' })
+    .default('Account Platform'),
   /** Lifetime of the token auth mints for its own calls to identity. */
   SERVICE_TOKEN_TTL_SECONDS: seconds(60, 15),
 };
