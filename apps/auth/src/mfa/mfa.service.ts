@@ -32,7 +32,7 @@ export class MfaService {
     requireMfaCaller(caller);
     // Enrolment binds a second factor to the account: a stolen access token must not bind the thief's.
     const proof = await this.currentPassword.check(caller, callerToken, password, 'Enrolling a second factor');
-    await this.currentPassword.release(proof);
+    await this.currentPassword.passwordOnly(proof);
     const secret = newTotpSecret();
     const saved = await this.repository.savePending(
       caller.subject,

@@ -26,7 +26,7 @@ export class RecoveryCodesService {
     requireUser(caller, 'Only users have recovery codes.');
     requireScope(caller, USERS_READ_SCOPE);
     const proof = await this.currentPassword.check(caller, callerToken, password, 'Creating recovery codes');
-    await this.currentPassword.release(proof);
+    await this.currentPassword.passwordOnly(proof);
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     const hashes = codes.map((code) => recoveryCodeHash(normalisedRecoveryCode(code) ?? code));
     const createdAt = this.clock.date();

@@ -52,8 +52,11 @@ export class RemoveMfaService {
     if (factor?.confirmedAt) {
       const check = await this.mfa.useCurrentCode(caller.subject, mfaCode);
       if (check !== 'accepted') throw wrongCode();
+      await this.currentPassword.release(proof);
+    } else {
+      // The password alone: it must not reset the wrong codes the pair counts (CurrentPassword).
+      await this.currentPassword.passwordOnly(proof);
     }
-    await this.currentPassword.release(proof);
     if (factor?.confirmedAt) await this.factors.removeFactor(caller.subject);
     // Read as pending, so no code was asked for: a confirmation committed since (while the password
     // was checked) stays, as if it had come first; removing it needs a code.

@@ -285,6 +285,22 @@ describe("an admin's unlock and MFA removal, and recovery codes (real Postgres, 
       expect(await outcomeOf(login(MEMBER))).toBe('ok');
     });
 
+    it('keeps counting wrong codes after a right password elsewhere: enrolment does not reset the pair', async () => {
+      // A token holder who knows the password guessed removal codes 4 at a time, each batch followed
+      // by an enrolment with the right password (409, no side effect) that cleared the shared pair:
+      // some 48 code guesses a minute instead of 5 per 15 minutes.
+      await enableMfa(VIEWER);
+      const { caller, token } = as(VIEWER);
+      const guess = () => refusal(removals.remove(caller, token, 'me', PASSWORD, '000000'));
+      for (let i = 0; i < 4; i += 1) expect(await guess()).toMatchObject({ code: 'invalid_mfa_code' });
+      expect(await refusal(auth.harness.get(MfaService).enroll(caller, token, PASSWORD))).toMatchObject({
+        code: 'mfa_already_enabled',
+      });
+      expect(await refusal(recoveryCodes.create(caller, token, 'wrong'))).toMatchObject({ code: 'forbidden' });
+      expect(await guess()).toMatchObject({ code: 'login_locked' });
+      auth.harness.clock.advance(16 * 60_000);
+    });
+
     it('does not remove, without a code, a factor confirmed while the removal checked the password', async () => {
       // The user enrols and confirms its authenticator while a removal (password only: the factor it read
       // was pending, so it asked for no code) waits for identity's password check. The confirmation
