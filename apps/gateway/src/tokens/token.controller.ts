@@ -56,9 +56,12 @@ export class TokenController {
   @ApiJsonBody(tokenRequest, { formEncoded: true })
   @ApiJsonResponse(200, 'The token set.', tokenSet, {
     'Cache-Control': header('`no-store` (RFC 6749 §5.1)'),
+    // Not required: the other grants' answers have none, and a client told it is always there fails on them.
     [DEVICE_TOKEN_HEADER]: header(
       'Password grant only: a device credential for this account (90 days), to send back as the request ' +
         'header of the same name on later logins.',
+      { type: 'string' },
+      false,
     ),
   })
   @ApiProblems(
