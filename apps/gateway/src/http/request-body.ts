@@ -134,7 +134,10 @@ export function refuseBodiesNotUtf8(fastify: FastifyInstance): void {
  */
 export function refuseContentCodings(fastify: FastifyInstance): void {
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
-    const codings = (request.headers['content-encoding'] ?? '')
+    // Nearly every request names no coding: nothing else is looked at then.
+    const header = request.headers['content-encoding'];
+    if (header === undefined) return done(null, payload);
+    const codings = header
       .split(',')
       .map((coding) => coding.trim().toLowerCase())
       .filter((coding) => coding !== '' && coding !== 'identity');
