@@ -35,8 +35,9 @@ import {
   refuseConnect,
   rememberRequestId,
 } from './http/framework-errors';
+import { withOAuthMembers } from './http/oauth-members';
 import { sendProblem } from './http/problem';
-import { parseJsonBodies, refuseBodiesNotUtf8, refuseContentCodings } from './http/request-body';
+import { contentCodingRefusal, parseJsonBodies, refuseBodiesNotUtf8 } from './http/request-body';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared, routeDeclarations } from './http/route-declarations';
 import { RouteTable } from './http/route-table';
@@ -180,18 +181,22 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     );
   });
   // RFC 9112 §3.2: an HTTP/1.1 request without Host is 400, closing the connection as Node does;
-  // counted and with the rate-limit headers like every refusal.
+  // counted and with the rate-limit headers like every refusal. In the same hook, a body in a content
+  // coding is 415 (contentCodingRefusal).
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.raw.httpVersion !== '1.1' || request.headers.host !== undefined) return done();
-    void sendProblem(
-      request,
-      reply.header('Connection', 'close'),
-      new DomainError('invalid_request', 'An HTTP/1.1 request needs a Host header.'),
-    );
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      return void sendProblem(
+        request,
+        reply.header('Connection', 'close'),
+        new DomainError('invalid_request', 'An HTTP/1.1 request needs a Host header.'),
+      );
+    }
+    const coded = contentCodingRefusal(request);
+    if (coded) return void sendProblem(request, reply, withOAuthMembers(coded, request));
+    done();
   });
   // After the rate limit: a browser app's CORS preflight counts and carries the rate-limit headers.
   answerBrowserAppPreflights(fastify, config.TOKEN_ISSUER);
-  refuseContentCodings(fastify);
   refuseBodiesNotUtf8(fastify);
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).

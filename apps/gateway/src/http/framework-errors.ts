@@ -52,14 +52,16 @@ export type LimitPeer = (remoteAddress: string | undefined, inFlight: ServerResp
 /** How long a refused peer's answer waits for its rate limit before it is sent without one. */
 const PEER_LIMIT_WAIT_MS = 1000;
 
-/** Node's response on a socket (`socket._httpMessage`), and whether its head was written yet. */
-type InFlight = ServerResponse & { _headerSent?: boolean };
-
 /** Sockets whose refusal is being answered: Node reports a parser error again for each later chunk. */
 const answering = new WeakSet<Socket>();
 
-/** The id of each request whose headers arrived, by its response (see `rememberRequestId`). */
-const requestIds = new WeakMap<ServerResponse, string>();
+/**
+ * Where a response keeps its request's id (see `rememberRequestId`): a property of the response
+ * itself, not a WeakMap entry, which costs every garbage collection of the young generation.
+ */
+const REQUEST_ID = Symbol('requestId');
+/** Node's response on a socket (`socket._httpMessage`), whether its head was written yet, its request's id. */
+type InFlight = ServerResponse & { _headerSent?: boolean; [REQUEST_ID]?: string };
 
 /**
  * Remembers a request's id for `clientError`: when Node's parser refuses the rest of the request (its
@@ -67,7 +69,7 @@ const requestIds = new WeakMap<ServerResponse, string>();
  * the client's own when it sent a sane one), the one its log lines carry, not a new one.
  */
 export function rememberRequestId(request: FastifyRequest, reply: FastifyReply): void {
-  requestIds.set(reply.raw, request.id);
+  (reply.raw as InFlight)[REQUEST_ID] = request.id;
 }
 
 /**
@@ -105,7 +107,7 @@ export const clientError =
         clearTimeout(timer);
         if (socket.writable) {
           const problem = outcome?.refusal ?? problemOfClientError(error.code);
-          const requestId = (inFlight && requestIds.get(inFlight)) ?? randomUUID();
+          const requestId = inFlight?.[REQUEST_ID] ?? randomUUID();
           socket.write(rawProblem(problem, outcome?.headers ?? [], requestId));
         }
         socket.destroy(error);
