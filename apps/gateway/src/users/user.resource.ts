@@ -91,6 +91,11 @@ export function ifNoneMatchTags(header: string | string[] | undefined): string[]
   );
 }
 
+/** A change's conditions as identity takes them: the tags of `If-Match` and of `If-None-Match`. */
+export function preconditionsOf(headers: { 'if-match'?: string | string[]; 'if-none-match'?: string | string[] }) {
+  return { ifMatch: ifMatchTags(headers['if-match']), ifNoneMatch: ifNoneMatchTags(headers['if-none-match']) };
+}
+
 /**
  * Whether `If-Match` lets a read of the user go ahead (RFC 9110 §13.1.1, strong comparison): no header,
  * `*`, or one of its tags is the user's current one.

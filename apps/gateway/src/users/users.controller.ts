@@ -17,8 +17,7 @@ import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import { createUserBody, idempotencyKey, idempotencyKeyHeader } from './create-user.schema';
 import {
   ifMatchHolds,
-  ifMatchTags,
-  ifNoneMatchTags,
+  preconditionsOf,
   toUserResource,
   userAnswer,
   UserPage,
@@ -243,8 +242,7 @@ export class UsersController {
       'updateUser',
       {
         id,
-        ifMatch: ifMatchTags(request.headers['if-match']),
-        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
+        ...preconditionsOf(request.headers),
         displayName: body.display_name,
         roles: body.roles ? { roles: body.roles } : undefined,
         phone: patch(body.phone),
@@ -286,8 +284,7 @@ export class UsersController {
       'disableUser',
       {
         id,
-        ifMatch: ifMatchTags(request.headers['if-match']),
-        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
+        ...preconditionsOf(request.headers),
       },
       { accessToken: request.accessToken },
     );
@@ -317,8 +314,7 @@ export class UsersController {
       'enableUser',
       {
         id,
-        ifMatch: ifMatchTags(request.headers['if-match']),
-        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
+        ...preconditionsOf(request.headers),
       },
       { accessToken: request.accessToken },
     );
@@ -351,8 +347,7 @@ export class UsersController {
       'deleteUser',
       {
         id,
-        ifMatch: ifMatchTags(request.headers['if-match']),
-        ifNoneMatch: ifNoneMatchTags(request.headers['if-none-match']),
+        ...preconditionsOf(request.headers),
       },
       { accessToken: request.accessToken },
     );
