@@ -92,6 +92,9 @@ export class SmtpCatcher {
           .catch((error: Error) => callback(error));
       },
     });
+    // A client's socket error (a mailer killed or stopped mid-conversation by the fault suites resets
+    // its connection) is emitted on the server; unheard, it ended the test process (read ECONNRESET).
+    server.on('error', () => undefined);
     const catcher = new SmtpCatcher(port, server, messages, attempts, refusals, acceptance, host);
     await new Promise<void>((resolve) => server.listen(port, host, resolve));
     return catcher;
