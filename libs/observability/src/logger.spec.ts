@@ -37,6 +37,30 @@ describe('createLogger', () => {
       req: { headers: { 'user-agent': 'jest' } },
     });
   });
+
+  it('never writes the secret fields of any request or answer, snake_case or camelCase, two levels down', () => {
+    const { lines, logger } = capture();
+    // The names the proto messages and HTTP bodies give their secrets, as grpc-js hands them over
+    // (camelCase) and as the wire has them (snake_case).
+    const secrets = {
+      clientSecret: 'cs1',
+      refreshToken: 'rt1',
+      accessToken: 'at1',
+      mfaCode: 'mc1',
+      codeVerifier: 'cv1',
+      csrf_token: 'ct1',
+      csrfToken: 'ct2',
+      otpauth_uri: 'ou1',
+      otpauthUri: 'ou2',
+      codes: ['rc1', 'rc2'],
+    };
+    logger.info({ ...secrets, call: { request: { ...secrets, password: 'pw2' } }, status: 'kept' }, 'a call');
+    const text = JSON.stringify(lines);
+    for (const secret of ['cs1', 'rt1', 'at1', 'mc1', 'cv1', 'ct1', 'ct2', 'ou1', 'ou2', 'rc1', 'rc2', 'pw2']) {
+      expect(text).not.toContain(secret);
+    }
+    expect(lines[0]).toMatchObject({ status: 'kept', message: 'a call' });
+  });
 });
 
 describe('lineTime', () => {

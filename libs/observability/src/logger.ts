@@ -4,31 +4,45 @@ import pino, { LevelWithSilent, Logger } from 'pino';
 
 import { currentRequestId } from './request-context';
 
-/** Paths whose values never reach a log line, whatever logs them. */
-export const REDACTED_PATHS = [
+/**
+ * The fields that hold a secret, by every name a request, an answer or a gRPC message gives them: the
+ * wire's snake_case and the camelCase grpc-js and the generated types hand over. `code` is not among
+ * them: it is also a problem's error code, and an authorization code is only ever logged inside a
+ * request (`codeVerifier` and the other fields of that request are).
+ */
+const SECRET_FIELDS = [
   'password',
-  'client_secret',
-  'refresh_token',
-  'access_token',
-  'token',
-  'mfa_code',
   'secret',
-  '*.password',
-  '*.client_secret',
-  '*.refresh_token',
-  '*.access_token',
-  '*.token',
-  '*.mfa_code',
-  '*.secret',
+  'token',
+  'client_secret',
+  'clientSecret',
+  'refresh_token',
+  'refreshToken',
+  'access_token',
+  'accessToken',
+  'mfa_code',
+  'mfaCode',
+  'code_verifier',
+  'codeVerifier',
+  'csrf_token',
+  'csrfToken',
+  // An MFA enrolment's otpauth:// URI carries the TOTP secret; recovery codes are a set of passwords.
+  'otpauth_uri',
+  'otpauthUri',
+  'codes',
+  // Device credentials (the ceiling's exemption).
+  'device_token',
+  'deviceToken',
+];
+
+/** Paths whose values never reach a log line, whatever logs them: a secret field up to two levels down. */
+export const REDACTED_PATHS = [
+  ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`, `*.*.${field}`]),
   'headers.authorization',
+  'headers.cookie',
+  'headers["x-device-token"]',
   'req.headers.authorization',
   'req.headers.cookie',
-  // Device credentials (the ceiling's exemption): as a request or response field and as a header.
-  'deviceToken',
-  'device_token',
-  '*.deviceToken',
-  '*.device_token',
-  'headers["x-device-token"]',
   'req.headers["x-device-token"]',
 ];
 
