@@ -93,9 +93,20 @@ describe('an issuer with a path (RFC 8414 §3.1)', () => {
     // The Swagger UI's own script names the document it reads, which the browser resolves against the page.
     const init = loaded.find((url) => url.pathname.endsWith('/swagger-ui-init.js'))!;
     const spec = /url: '([^']+)'/.exec(await (await viaProxy(init)).text())![1];
-    const document = await viaProxy(new URL(spec, docs));
-    expect({ url: new URL(spec, docs).href, status: document.status }).toEqual({
+    const documentUrl = new URL(spec, docs);
+    const document = await viaProxy(documentUrl);
+    expect({ url: documentUrl.href, status: document.status }).toEqual({
       url: `${ISSUER}/v2/openapi.json`,
+      status: 200,
+    });
+    // "Try it out" sends an operation to the document's server (OpenAPI 3.1: `/` when it names none),
+    // resolved against the document's URL: it must be under the issuer too, or the proxy never sees it.
+    const { servers, paths } = (await document.json()) as { servers?: { url: string }[]; paths: object };
+    expect(paths).toHaveProperty(['/v2/auth/jwks']);
+    const server = new URL(servers?.[0]?.url ?? '/', documentUrl).href.replace(/\/$/, '');
+    const tried = new URL(`${server}/v2/auth/jwks`);
+    expect({ url: tried.href, status: (await viaProxy(tried)).status }).toEqual({
+      url: `${ISSUER}/v2/auth/jwks`,
       status: 200,
     });
   });

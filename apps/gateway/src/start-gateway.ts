@@ -200,7 +200,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   refuseBodiesNotUtf8(fastify);
   refuseControlCharacters(fastify);
   // GET /v2/openapi.json and /docs: generated from the controllers above (apps/gateway/src/openapi).
-  serveApiDocs(app, buildOpenApiDocument(app));
+  serveApiDocs(app, buildOpenApiDocument(app, config.TOKEN_ISSUER));
   if (issuerDiscoveryPath) {
     const discovery = app.get(DiscoveryController);
     fastify.get(issuerDiscoveryPath, { config: { rateLimitGroup: 'default' } }, (request, reply) =>

@@ -14,6 +14,7 @@ import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { clientAddress } from '../http/client-address';
 import { oauthErrorDescription } from '../http/oauth-error-description';
 import { FORM_CONTENT_TYPE, FORM_ONLY, isPlainObject, mediaTypeOf } from '../http/request-body';
+import { issuerPath } from '../http/well-known';
 import { ApiProblems } from '../openapi/api.decorators';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
 import {
@@ -49,7 +50,7 @@ const PATH = '/v2/auth/authorize';
  * the proxy strips it, so the page is at `/accounts/v2/auth/authorize` for the browser: its form must
  * post there, and its cookies must have that path, or the browser never sends them back with the form.
  */
-export const publicAuthorizePath = (issuer: string): string => `${new URL(issuer).pathname.replace(/\/+$/, '')}${PATH}`;
+export const publicAuthorizePath = (issuer: string): string => `${issuerPath(issuer)}${PATH}`;
 /** No real parameter comes near this; longer ones are refused before they reach auth. */
 const MAX_PARAMETER_LENGTH = 1024;
 /**

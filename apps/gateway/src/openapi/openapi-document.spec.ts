@@ -51,6 +51,9 @@ const KNOWN_FORMATS = new Set([
   ...['int32', 'int64', 'float', 'double', 'password'],
 ]);
 
+/** A gateway behind a proxy's prefix (README "Sign in from a browser app"). */
+const ISSUER = 'https://example.com/accounts';
+
 describe('the OpenAPI document', () => {
   let app: NestFastifyApplication;
   let document: OpenAPIObject;
@@ -63,7 +66,7 @@ describe('the OpenAPI document', () => {
       new FastifyAdapter(),
       { logger: false },
     );
-    document = JSON.parse(JSON.stringify(buildOpenApiDocument(app))) as OpenAPIObject;
+    document = JSON.parse(JSON.stringify(buildOpenApiDocument(app, ISSUER))) as OpenAPIObject;
     ajv.addSchema(document, 'openapi.json');
   });
 
@@ -106,6 +109,17 @@ describe('the OpenAPI document', () => {
         '/v2/system/quota',
       ]),
     );
+  });
+
+  /**
+   * Swagger UI's "Try it out" (and any client generated from the document) sends an operation to the
+   * server named here, resolved against the document's URL; without one, to the host's root, which
+   * behind a proxy's prefix is not the gateway.
+   */
+  it("names the issuer's path as its server, or the root for an issuer without one", () => {
+    expect(document.servers).toEqual([{ url: '/accounts', description: expect.any(String) }]);
+    const atRoot = buildOpenApiDocument(app, 'https://example.com');
+    expect(atRoot.servers).toEqual([{ url: '/', description: expect.any(String) }]);
   });
 
   it('gives every operation a unique id, responses with descriptions and a 2xx', () => {

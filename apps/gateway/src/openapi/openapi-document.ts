@@ -17,6 +17,7 @@ import {
 import { SERVICE_VERSION } from '../config';
 import { refusesControlCharacters } from '../http/control-characters';
 import { routeDeclarations } from '../http/route-declarations';
+import { issuerPath } from '../http/well-known';
 import { PROBLEM_CODES } from './api.decorators';
 import { componentSchemas, schemaRef } from './api-schemas';
 
@@ -77,8 +78,10 @@ const BODY_REFUSALS: readonly ErrorCode[] = ['malformed_body', 'payload_too_larg
  * their routes and `@nestjs/swagger` decorators, the zod schemas behind `ApiJsonBody` /
  * `ApiJsonResponse` / `ApiProblems`, and the access decorators (`@Public`, `@RequireScope`), which
  * decide security and the 401/403 answers. Every operation also gets the rate-limit headers and 429.
+ * Its server is the issuer's path: Swagger UI's "Try it out" sends a request there, resolved against
+ * the document's URL; without one it went to the host's root, outside a proxy's prefix.
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, issuer: string): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion(OPENAPI_VERSION)
     .setTitle('Account & platform service')
@@ -88,6 +91,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'the rate-limit headers. Human docs: `/docs`.',
     )
     .setVersion(SERVICE_VERSION)
+    .addServer(issuerPath(issuer) || '/', "This gateway, under its issuer's path (a proxy's prefix) when it has one.")
     .addSecurity(ACCESS_TOKEN, {
       type: 'http',
       scheme: 'bearer',
