@@ -1,4 +1,4 @@
-import { currentRequestId, REQUEST_ID_HEADER } from '@acct/observability';
+import { currentDeadline, currentRequestId, REQUEST_ID_HEADER } from '@acct/observability';
 import { DomainError } from '@acct/problem';
 import { Metadata } from '@grpc/grpc-js';
 import { firstValueFrom, Observable } from 'rxjs';
@@ -14,8 +14,17 @@ export function outgoingMetadata(extra: Record<string, string> = {}): Metadata {
   return metadata;
 }
 
-/** gRPC call options with a deadline `deadlineMs` from now. */
-export const deadline = (deadlineMs: number) => ({ deadline: new Date(Date.now() + deadlineMs) });
+/**
+ * gRPC call options with a deadline `deadlineMs` from now, or the deadline of the incoming call being
+ * served when that is earlier (gRPC deadline propagation): a call's work for a caller that has given
+ * up (the gateway answered 503) is not passed on to the next service. Outside an incoming call (a job,
+ * a consumer, an HTTP request) it is `deadlineMs` from now.
+ */
+export function deadline(deadlineMs: number): { deadline: Date } {
+  const own = Date.now() + deadlineMs;
+  const incoming = currentDeadline();
+  return { deadline: new Date(incoming === undefined ? own : Math.min(own, incoming)) };
+}
 
 /**
  * Awaits one unary call; every failure becomes a DomainError (the service's own, or

@@ -1,4 +1,4 @@
-import { Client, connectivityState, Metadata, ServiceError } from '@grpc/grpc-js';
+import { Client, connectivityState, Metadata, ServiceError, status } from '@grpc/grpc-js';
 import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { ClientGrpc, ClientsModule } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
@@ -23,16 +23,17 @@ export type ResponseOf<M> = M extends (...args: never[]) => Observable<infer Res
 export interface CallOptions {
   /** The access token the call is made with: the caller's own (forwarded) or the process's own. */
   accessToken?: string;
-  /** Overrides the client's deadline (GRPC_DEADLINE_MS) for this call. */
+  /** Overrides the client's deadline (GRPC_DEADLINE_MS) for this call (the incoming call's may be earlier). */
   deadlineMs?: number;
 }
 
 /**
  * The one way a process calls another service, typed by the service's generated client interface
  * (`identityV1.IdentityServiceClient`): every call carries the request id, the access token it is
- * made with and a deadline; every failure becomes a DomainError (the service's own, or
- * `service_unavailable` when it is unreachable or slow). Declare one subclass per service, as the DI
- * token: `class IdentityGrpc extends GrpcClient<identityV1.IdentityServiceClient> {}`.
+ * made with and a deadline, no later than that of the incoming call it is made for (see `deadline`);
+ * every failure becomes a DomainError (the service's own, or `service_unavailable` when it is
+ * unreachable or slow, or when the incoming call's deadline has already passed). Declare one subclass
+ * per service, as the DI token: `class IdentityGrpc extends GrpcClient<identityV1.IdentityServiceClient> {}`.
  * (Probes and CLIs, which run outside Nest, use `createRawClient` / `callRaw`.)
  */
 export class GrpcClient<Service extends object> {
@@ -51,6 +52,11 @@ export class GrpcClient<Service extends object> {
     request: RequestOf<Service[Name]>,
     options: CallOptions = {},
   ): Promise<ResponseOf<Service[Name]>> {
+    const callOptions = deadline(options.deadlineMs ?? this.deadlineMs);
+    // Past its deadline the incoming call is answered already: not started, it fails as a timed-out one.
+    if (callOptions.deadline.getTime() <= Date.now()) {
+      return Promise.reject(grpcFailureToDomainError({ code: status.DEADLINE_EXCEEDED }, this.name));
+    }
     const client = this.raw();
     const method = (client as unknown as Record<string, UnaryMethod>)[name as string];
     const metadata = outgoingMetadata(
@@ -58,7 +64,7 @@ export class GrpcClient<Service extends object> {
     );
     // The grpc-js method itself, as Nest's proxy would call it, without an Observable per call.
     return new Promise((resolve, reject) => {
-      method.call(client, request, metadata, deadline(options.deadlineMs ?? this.deadlineMs), (error, response) => {
+      method.call(client, request, metadata, callOptions, (error, response) => {
         if (!error) return resolve(response as ResponseOf<Service[Name]>);
         reject(grpcFailureToDomainError(error, this.name));
       });

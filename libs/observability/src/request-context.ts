@@ -3,6 +3,11 @@ import { randomUUID } from 'node:crypto';
 
 export interface RequestContext {
   requestId: string;
+  /**
+   * When the incoming gRPC call being served ends (ms since the epoch), if its caller set a deadline:
+   * the calls made for it end no later (`GrpcClient.call`). Unset for HTTP requests, events and jobs.
+   */
+  deadline?: number;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -22,4 +27,8 @@ export function runInRequestContext<T>(context: RequestContext, work: () => T): 
 
 export function currentRequestId(): string | undefined {
   return storage.getStore()?.requestId;
+}
+
+export function currentDeadline(): number | undefined {
+  return storage.getStore()?.deadline;
 }
