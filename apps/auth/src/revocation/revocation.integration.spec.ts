@@ -14,12 +14,12 @@ import { AccessTokenIssuer } from '../keys/access-token.issuer';
 import { hashRefreshToken } from '../refresh/refresh-token';
 import { RefreshTokenRepository } from '../refresh/refresh-token.repository';
 import { AuthHarness } from '../test-support/auth-harness';
+import { internalRevocationToken } from '../test-support/internal-token';
 import { passwordLogin } from '../test-support/login-requests';
 import { refusal } from '../test-support/refusal';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenSet } from '../tokens/grants/grant';
 import { TokenService } from '../tokens/token.service';
-import { INTERNAL_REVOCATION_SCOPE } from './requester';
 import { RevocationGrpcController } from './revocation.grpc-controller';
 import { SessionEndingEventsConsumer } from './session-ending-events.consumer';
 import { TokenRevocationService } from './token-revocation.service';
@@ -106,6 +106,11 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
           afterPasswordCheck = undefined;
           await meanwhile?.();
           return checked;
+        },
+        // As identity's GetUser with the caller's token: a user of the caller's own org only.
+        visibleTo: (callerToken, userId) => {
+          const orgId = (decodeJwt(callerToken) as { org_id: string }).org_id;
+          return Promise.resolve(USERS.some((u) => u.id === userId.toLowerCase() && u.orgId === orgId));
         },
       },
     });
@@ -248,20 +253,12 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
       metadata.set('authorization', `Bearer ${token}`);
       return metadata;
     };
-    // Internal tokens are minted by auth itself (no client can be registered with an internal scope).
-    const internalToken = await harness.get(AccessTokenIssuer).issue({
-      subject: 'ops-service',
-      kind: 'client',
-      orgId: ORG,
-      clientId: 'ops-service',
-      scopes: [INTERNAL_REVOCATION_SCOPE],
-      roles: [],
-    });
+    const internalToken = await internalRevocationToken(harness, ORG);
     const plain = await login(USERS[2].email);
     expect((await refusal(revoke(session.accessToken, { clientId: '' }, withToken(plain.accessToken)))).code).toBe(
       'insufficient_scope',
     );
-    await revoke(session.refreshToken, { clientId: '' }, withToken(internalToken.token));
+    await revoke(session.refreshToken, { clientId: '' }, withToken(internalToken));
     expect(await accepted(session.accessToken)).toBe(false);
   });
 
@@ -417,7 +414,8 @@ describe('revocation and introspection in auth (real Postgres, Redis, NATS)', ()
     }
     await refusedElsewhereWithin(a.accessToken);
     expect(await accepted(other.accessToken)).toBe(true);
-    // A login after the revocation works.
+    // A login after the revocation works (a later millisecond: one in the revocation's own ends too).
+    harness.clock.advance(1);
     expect(await accepted((await login(USERS[1].email)).accessToken)).toBe(true);
     expect(
       (await refusal(harness.get(TokenRevocationService).revokeUser(admin, other.accessToken, USERS[1].id, OTHER_ORG)))

@@ -7,6 +7,7 @@ import { VerifiedUser } from '../identity/identity.client';
 import { hashRefreshToken } from '../refresh/refresh-token';
 import { AuthHarness } from '../test-support/auth-harness';
 import { PROTO_DIR } from '../test-support/fake-identity';
+import { internalRevocationToken } from '../test-support/internal-token';
 import { passwordLogin } from '../test-support/login-requests';
 import { createTestDatabase, TestDatabase } from '../test-support/test-database';
 import { TokenService } from '../tokens/token.service';
@@ -48,11 +49,11 @@ describe('RevokeUserTokens over gRPC (real Postgres, Redis, NATS)', () => {
   let client: RawClient;
 
   const login = (user: VerifiedUser) => harness.get(TokenService).issue(passwordLogin({ username: user.email }));
-  const revokeUserTokens = (token: string, userId: string) =>
+  const revokeUserTokens = (token: string, userId: string, orgId = '') =>
     callRaw<Record<string, unknown>, { revokedSessions: number }>(
       client,
       'revokeUserTokens',
-      { userId, orgId: '' },
+      { userId, orgId },
       5000,
       withToken(token),
     );
@@ -74,6 +75,11 @@ describe('RevokeUserTokens over gRPC (real Postgres, Redis, NATS)', () => {
         isActiveAdmin: (callerToken) => {
           const sub = (decodeJwt(callerToken) as { sub: string }).sub;
           return Promise.resolve(sub === ADMIN.id && !formerAdmins.has(sub));
+        },
+        // As identity's GetUser with the caller's token: a user of the caller's own org only.
+        visibleTo: (callerToken, userId) => {
+          const orgId = (decodeJwt(callerToken) as { org_id: string }).org_id;
+          return Promise.resolve([ADMIN, MEMBER].some((u) => u.id === userId.toLowerCase() && u.orgId === orgId));
         },
       },
     });
@@ -114,6 +120,8 @@ describe('RevokeUserTokens over gRPC (real Postgres, Redis, NATS)', () => {
         [ORG, 'user.sessions_revoked', MEMBER.id],
       );
     const before = (await entries()).length;
+    // Later logins come later: one in the last revocation's own millisecond would end with it.
+    harness.clock.advance(1000);
     const admin = await login(ADMIN);
     await login(MEMBER);
     harness.clock.advance(2000);
@@ -123,5 +131,41 @@ describe('RevokeUserTokens over gRPC (real Postgres, Redis, NATS)', () => {
     const after = await entries();
     expect(after).toHaveLength(before + 1);
     expect(after).toContainEqual({ actor_id: ADMIN.id, target_type: 'user', details: { revoked_sessions: '1' } });
+  });
+
+  // As RevokeUserSessions: up to and including the millisecond the revocation is made, so a session
+  // begun as the request arrives ends too, whoever asks (it ended none of them).
+  it('ends a session begun in the revocation’s own millisecond when an admin asks', async () => {
+    const admin = await login(ADMIN);
+    harness.clock.advance(2000);
+    const member = await login(MEMBER);
+    await expect(revokeUserTokens(admin.accessToken, MEMBER.id)).resolves.toEqual({ revokedSessions: 1 });
+    expect(await refreshRevoked(member.refreshToken)).toBe(true);
+  });
+
+  it('ends a session begun in the revocation’s own millisecond when an internal caller asks', async () => {
+    harness.clock.advance(2000);
+    const internal = await internalRevocationToken(harness, ORG);
+    const again = await login(MEMBER);
+    await revokeUserTokens(internal, MEMBER.id, ORG);
+    expect(await refreshRevoked(again.refreshToken)).toBe(true);
+  });
+
+  // As every other admin action on a user: identity says whether the user is of the admin's org, and
+  // nothing is recorded of an action on a user the org does not have.
+  it('answers NOT_FOUND to an admin naming a user its org does not have, and records nothing', async () => {
+    const admin = await login(ADMIN);
+    const unknown = 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f';
+    let refused: { code: number; error: DomainError } | undefined;
+    await revokeUserTokens(admin.accessToken, unknown).catch((error: unknown) => {
+      refused = { code: (error as { code: number }).code, error: grpcFailureToDomainError(error, 'auth') };
+    });
+    expect(refused?.code).toBe(status.NOT_FOUND);
+    expect(refused?.error.code).toBe('not_found');
+    const recorded = await database.query('SELECT id FROM admin_audit WHERE org_id = $1 AND target_id = $2', [
+      ORG,
+      unknown,
+    ]);
+    expect(recorded).toEqual([]);
   });
 });

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 
-import { AuditModule } from '../audit/audit.module';
 import { OAuthClientsModule } from '../clients/clients.module';
-import { IdentityModule } from '../identity/identity.module';
 import { MfaModule } from '../mfa/mfa.module';
 import { RefreshModule } from '../refresh/refresh.module';
+import { SessionsModule } from '../sessions/sessions.module';
 import { RequesterAuthentication } from './requester';
 import { RevocationGrpcController } from './revocation.grpc-controller';
 import { SessionEndingEventsConsumer } from './session-ending-events.consumer';
@@ -13,7 +12,7 @@ import { TokenRevocationService } from './token-revocation.service';
 
 /** RFC 7009 revocation, RFC 7662 introspection, ending a user's sessions (on request or on an event). */
 @Module({
-  imports: [RefreshModule, OAuthClientsModule, MfaModule, IdentityModule, AuditModule],
+  imports: [RefreshModule, OAuthClientsModule, MfaModule, SessionsModule],
   providers: [RequesterAuthentication, TokenRevocationService, TokenIntrospectionService, SessionEndingEventsConsumer],
   controllers: [RevocationGrpcController],
   exports: [TokenRevocationService, TokenIntrospectionService],

@@ -5,10 +5,9 @@ import { DomainError, validationFailed } from '@acct/problem';
 import { Revocations } from '@acct/revocation';
 import { Inject, Injectable } from '@nestjs/common';
 
-import { ADMIN_ACTIONS, AdminAudit } from '../audit/admin-audit';
-import { IdentityClient, requireStillAdmin } from '../identity/identity.client';
 import { OAuthErrors } from '../oauth/oauth-errors';
 import { RefreshTokenService } from '../refresh/refresh-token.service';
+import { SessionsService } from '../sessions/sessions.service';
 import { INTERNAL_REVOCATION_SCOPE, mayActOn, Requester } from './requester';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -27,8 +26,7 @@ export class TokenRevocationService {
     private readonly revocations: Revocations,
     private readonly clock: Clock,
     @Inject(ACCESS_TOKEN_VERIFIER) private readonly verifier: AccessTokenVerifier,
-    private readonly identity: IdentityClient,
-    private readonly audit: AdminAudit,
+    private readonly sessions: SessionsService,
   ) {}
 
   async revoke(token: string, tokenTypeHint: string, requester: Requester): Promise<void> {
@@ -42,34 +40,22 @@ export class TokenRevocationService {
 
   /**
    * Ends every session of a user: an internal caller names the org; an admin (users:write) may end
-   * those of a user of its own org, when identity still holds it for one (`callerToken`, its own token:
-   * as every other admin action of auth, since a disabled, deleted or demoted admin's token works until
-   * its revocation arrives, up to a second later and while NATS is down until it is back), and the
-   * admin's action is recorded in the admin audit, as RevokeUserSessions records it (contract §7: every
-   * change is audited). Answers how many refresh families were live.
+   * those of a user of its own org, as RevokeUserSessions does (SessionsService: identity still holds
+   * the caller for an admin and shows it the user, and the action is recorded in the admin audit).
+   * Answers how many refresh families were live.
    */
   async revokeUser(caller: Caller, callerToken: string, userId: string, orgId: string): Promise<number> {
     if (caller.scopes.has(INTERNAL_REVOCATION_SCOPE)) {
       if (!UUID.test(orgId)) throw validationFailed([{ field: 'org_id', message: 'must be a UUID' }]);
       if (!UUID.test(userId)) throw validationFailed([{ field: 'user_id', message: 'must be a UUID' }]);
-      return this.refreshTokens.revokeUser(orgId, userId, this.clock.now());
+      // Up to and including this millisecond, as for an admin: a session begun as the request arrives ends too.
+      return this.refreshTokens.revokeUser(orgId, userId, this.clock.now() + 1);
     }
     requireScope(caller, 'users:write');
-    await requireStillAdmin(this.identity, caller, callerToken, 'Only admins may end the sessions of a user.');
     if (orgId !== '' && orgId.toLowerCase() !== caller.orgId)
       throw new DomainError('forbidden', 'That user is not of your org.');
     if (!UUID.test(userId)) throw validationFailed([{ field: 'user_id', message: 'must be a UUID' }]);
-    const user = userId.toLowerCase();
-    const revoked = await this.refreshTokens.revokeUser(caller.orgId, user, this.clock.now());
-    await this.audit.record({
-      orgId: caller.orgId,
-      actorId: caller.subject,
-      action: ADMIN_ACTIONS.sessionsRevoked,
-      targetType: 'user',
-      targetId: user,
-      details: { revoked_sessions: String(revoked) },
-    });
-    return revoked;
+    return this.sessions.revokeAllAsAdmin(caller, callerToken, userId);
   }
 
   private async revokeRefreshToken(token: string, requester: Requester): Promise<boolean> {

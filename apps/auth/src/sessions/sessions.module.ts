@@ -11,5 +11,6 @@ import { SessionsService } from './sessions.service';
   imports: [RefreshModule, IdentityModule, AuditModule],
   providers: [SessionsService],
   controllers: [SessionsGrpcController],
+  exports: [SessionsService],
 })
 export class SessionsModule {}

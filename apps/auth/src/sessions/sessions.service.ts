@@ -57,7 +57,18 @@ export class SessionsService {
 
   /** Every session of the user, and every access token issued to it before now. */
   async revokeAll(caller: Caller, callerToken: string, userId: string): Promise<number> {
-    const user = await this.target(caller, callerToken, userId, 'users:write');
+    return this.endAll(caller, await this.target(caller, callerToken, userId, 'users:write'));
+  }
+
+  /**
+   * As revokeAll, for an admin only (RevokeUserTokens): the user it names, even itself, is another
+   * user of its org that it administers.
+   */
+  async revokeAllAsAdmin(caller: Caller, callerToken: string, userId: string): Promise<number> {
+    return this.endAll(caller, await this.administered(caller, callerToken, userId, 'users:write'));
+  }
+
+  private async endAll(caller: Caller, user: string): Promise<number> {
     // Up to and including this millisecond: a session begun as the request arrives ends too.
     const revoked = await this.refreshTokens.revokeUser(caller.orgId, user, this.clock.now() + 1);
     await this.audit.record({
@@ -84,6 +95,14 @@ export class SessionsService {
       requireScope(caller, USERS_READ_SCOPE);
       return caller.subject;
     }
+    return this.administered(caller, callerToken, userId, scope);
+  }
+
+  /**
+   * Another user of the caller's org, which the caller administers: it has the scope and is still an
+   * admin, and identity shows it the user (another org's and an unknown one alike are 404).
+   */
+  private async administered(caller: Caller, callerToken: string, userId: string, scope: string): Promise<string> {
     // Identity reads a UUID in any letter case; sessions and revocations are kept under the lower-case id.
     const id = userId.toLowerCase();
     requireScope(caller, scope);

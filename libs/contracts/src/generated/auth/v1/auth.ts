@@ -411,8 +411,9 @@ export interface AuthServiceClient {
 
   /**
    * Ends every session of a user: all its refresh families and every access token issued to it
-   * before now, everywhere within 1 s. An internal caller (internal:revocation) names the org; an
-   * admin (users:write) may end the sessions of a user of its own org.
+   * up to now (a session begun as the request arrives too), everywhere within 1 s. An internal caller
+   * (internal:revocation) names the org; an admin (users:write) may end the sessions of a user of its
+   * own org, as RevokeUserSessions does (another org's or an unknown user is NOT_FOUND; audited).
    */
 
   revokeUserTokens(request: RevokeUserTokensRequest, metadata?: Metadata): Observable<RevokeUserTokensResponse>;
@@ -565,8 +566,9 @@ export interface AuthServiceController {
 
   /**
    * Ends every session of a user: all its refresh families and every access token issued to it
-   * before now, everywhere within 1 s. An internal caller (internal:revocation) names the org; an
-   * admin (users:write) may end the sessions of a user of its own org.
+   * up to now (a session begun as the request arrives too), everywhere within 1 s. An internal caller
+   * (internal:revocation) names the org; an admin (users:write) may end the sessions of a user of its
+   * own org, as RevokeUserSessions does (another org's or an unknown user is NOT_FOUND; audited).
    */
 
   revokeUserTokens(
