@@ -51,6 +51,24 @@ describe('IdleMemoryReducer', () => {
     expect(collected).toEqual([3, 10]);
   });
 
+  it('does not judge as a load the samples V8 spends finishing a collection that took several intervals', () => {
+    // On a slow host a collection of a large heap took 2.5 intervals, and V8 finished it over the next
+    // two: read as a load, they collected again two samples later, and again after that one.
+    const collected: number[] = [];
+    let step = 0;
+    const reducer = new IdleMemoryReducer(() => {
+      collected.push(step);
+      return 2.5 * options.intervalMs;
+    }, options);
+    for (const sample of [0.9, 0.0, 0.0, 0.9, 0.9, 0.5, 0.0, 0.0, 0.0, 0.9, 0.0, 0.0]) {
+      step += 1;
+      reducer.sample(sample);
+    }
+    // Collected at 3; 4 holds the collection, 5 and 6 V8 finishing it (at most 3 intervals, as long as
+    // the collection itself, rounded up); 7–9 idle; the load at 10 is judged again.
+    expect(collected).toEqual([3, 12]);
+  });
+
   it('collects again only after a new load', () => {
     const { feed, collected } = reducerCounting();
     feed(0.9, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0);

@@ -43,9 +43,12 @@ export class IdleMemoryReducer {
   private loaded = false;
   private idleInARow = 0;
   private justCollected = false;
+  /** Samples after the one holding a collection that are not judged while they read as a load. */
+  private finishing = 0;
 
+  /** `collect` answers how long the collection took (ms), when it knows. */
   constructor(
-    private readonly collect: () => void,
+    private readonly collect: () => number | void,
     private readonly options: IdleMemoryReducerOptions = IDLE_MEMORY_REDUCER_DEFAULTS,
   ) {}
 
@@ -54,6 +57,15 @@ export class IdleMemoryReducer {
     if (this.justCollected) {
       this.justCollected = false;
       return;
+    }
+    // V8 may finish a long collection over several more samples (a large heap on a slow host): each
+    // reads as a load, and judged so it collected again two samples later. Its finishing takes less
+    // than the collection itself, so as many samples as the collection took intervals are not judged
+    // while they read as a load; the first that does not ends that.
+    if (this.finishing > 0) {
+      this.finishing -= 1;
+      if (utilization >= this.options.busyAbove) return;
+      this.finishing = 0;
     }
     if (utilization >= this.options.busyAbove) {
       this.loaded = true;
@@ -66,7 +78,7 @@ export class IdleMemoryReducer {
     this.loaded = false;
     this.idleInARow = 0;
     this.justCollected = true;
-    this.collect();
+    this.finishing = Math.ceil((this.collect() ?? 0) / this.options.intervalMs);
   }
 }
 
@@ -94,8 +106,11 @@ export function reduceMemoryWhenIdle(
   const gc = memoryReducingGc();
   const reducer = new IdleMemoryReducer(() => {
     const before = process.memoryUsage.rss();
+    const started = performance.now();
     gc();
+    const tookMs = performance.now() - started;
     onCollected?.(before, process.memoryUsage.rss());
+    return tookMs;
   }, options);
   // A chain of timeouts, not an interval: each sample spans at least a whole interval (a late interval
   // fires again at once and samples a window of a few microseconds), and the one after a collection
