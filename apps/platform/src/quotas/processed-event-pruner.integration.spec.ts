@@ -32,7 +32,7 @@ describe('processed event retention (real Postgres, injected clock)', () => {
 
   it('forgets the ids of applied events once no stream can deliver them again', async () => {
     const report = (id: string, used: number, at: string) =>
-      repository.applyOnce(id, USAGE_REPORTED, setGauge(ORG, 'storage', 'Storage', used, new Date(at)));
+      repository.applyOnce(id, USAGE_REPORTED, setGauge(ORG, 'storage', 'Storage', used, at));
     const old = randomUUID();
     expect(await report(old, 5, '2026-11-28T10:00:00.000Z')).toBe(true);
     expect(await report(old, 5, '2026-11-28T10:00:00.000Z')).toBe(false); // a redelivery

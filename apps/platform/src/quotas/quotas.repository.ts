@@ -144,7 +144,11 @@ const COUNT_USER_CREATED = countedUser('created', 1, 'NOT marked.deleted');
 /** One fewer, once, and only for a user whose creation was counted (a deletion that comes first leaves its mark). */
 const COUNT_USER_DELETED = countedUser('deleted', -1, 'marked.created');
 
-export const setGauge = (orgId: string, dimension: string, name: string, used: number, at: Date): EventEffect => ({
+/**
+ * A reported gauge's new value; `at` is the event's `occurred_at` as sent (a `Date` keeps milliseconds
+ * only, and two reports within one millisecond would tie: the one arriving last won).
+ */
+export const setGauge = (orgId: string, dimension: string, name: string, used: number, at: string): EventEffect => ({
   statement: SET_GAUGE,
   values: [orgId, dimension, name, used, at],
 });

@@ -154,6 +154,15 @@ describe("UsageReportedConsumer: an org's reported gauges (real Postgres)", () =
     expect(await coresOf(org)).toBe(8);
   });
 
+  it('keeps an older report from overwriting a newer one stamped within the same millisecond', async () => {
+    // A publisher stamping microseconds (or nanoseconds, as Go's time does) sends two reports in one
+    // millisecond: the later stamp wins whatever order they arrive in.
+    const org = randomUUID();
+    await deliver(usageReport(org, 8, '2026-11-28T10:00:00.000900Z'));
+    await deliver(usageReport(org, 4, '2026-11-28T10:00:00.000100Z'));
+    expect(await coresOf(org)).toBe(8);
+  });
+
   it('lets later reports win over one stamped in the future by a publisher whose clock is ahead', async () => {
     const org = randomUUID();
     // A publisher's clock a year ahead (or a typo in its stamp): the report is applied, as received now...

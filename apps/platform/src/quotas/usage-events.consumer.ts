@@ -37,7 +37,7 @@ export class UsageReportedConsumer extends EventConsumer<typeof USAGE_REPORTED> 
     await this.repository.applyOnce(
       event.id,
       event.type,
-      setGauge(org_id.toLowerCase(), dimension, name, used, new Date(event.occurred_at)),
+      setGauge(org_id.toLowerCase(), dimension, name, used, event.occurred_at),
     );
     return 'ack';
   }

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "quota_usage" ALTER COLUMN "reported_at" SET DATA TYPE TIMESTAMPTZ(6);
+
