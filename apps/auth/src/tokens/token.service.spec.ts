@@ -298,6 +298,40 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
         ).code,
       ).toBe('invalid_scope');
     });
+
+    // RFC 6749 §3.3: without a scope parameter the default applies, or the request fails with
+    // invalid_scope. A default that leaves nothing (the client's scopes and the account's share none)
+    // was a 200 with `scope: ""`, an access token every route refuses and a 30-day refresh token; the
+    // login page refuses the same sign-in with invalid_scope.
+    it('refuses with invalid_scope a login whose client and account share no scope, issuing nothing', async () => {
+      const viewer = identity.add('viewer-pass-2', {
+        ...ADMIN,
+        id: 'a1b2c3d4-0000-4000-8000-000000000003',
+        email: 'reader@example.test',
+        roles: ['viewer'],
+      });
+      const client = await harness.get(ClientService).create({
+        orgId: ORG,
+        name: 'writer',
+        grantTypes: ['password', 'refresh_token'],
+        scopes: ['users:write'],
+      });
+      const error = await refusal(
+        password({
+          username: viewer.email,
+          password: 'viewer-pass-2',
+          clientId: client.clientId,
+          clientSecret: client.clientSecret,
+        }),
+      );
+      expect(error).toMatchObject({
+        code: 'invalid_scope',
+        status: 400,
+        options: { extensions: { error: 'invalid_scope' } },
+      });
+      const families = await database.query('SELECT id FROM refresh_tokens WHERE user_id = $1::uuid', [viewer.id]);
+      expect(families).toEqual([]);
+    });
   });
 
   describe('client_credentials', () => {

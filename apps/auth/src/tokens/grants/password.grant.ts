@@ -41,6 +41,12 @@ export class PasswordGrant implements Grant {
     const userScopes = scopesOfRoles(user.roles);
     const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
     const scopes = grantScopes(request.scope, allowed);
+    // RFC 6749 §3.3: without a scope the default applies, or the request fails with invalid_scope. A
+    // default with nothing in it (the client's scopes and the account's share none) grants nothing, and
+    // the login page refuses it too; issued, it was an access token every route refuses and a session.
+    if (scopes.length === 0) {
+      throw OAuthErrors.invalidScope('The account holds none of the scopes this client may be granted.');
+    }
     const grant = { userId: user.id, orgId: user.orgId, clientId: client.id, scopes, roles: user.roles };
     // The family first, so a revocation of the user's sessions that sees no family saw no token of it;
     // begun when the password was checked, so a revocation from a later time ends it, however late it
