@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 
+import { scopesOfRoles } from '@acct/access-token';
+
 import { PrismaService } from '../prisma/prisma.service';
-import { IdentityHarness } from '../testing/identity-harness';
+import { callerOf, domainFailure, IdentityHarness } from '../testing/identity-harness';
 import { REPOSITORY_ROOT } from '../testing/spec-database';
+import { CreateUserService } from '../users/create-user.service';
 import { createBootstrapService } from './bootstrap.command';
 
 jest.setTimeout(90_000);
@@ -107,6 +110,35 @@ describe('bootstrap against Postgres', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('already belongs to a user of another organization');
     expect(await prisma.org.count({ where: { name: 'Pied Piper' } })).toBe(0);
+  });
+
+  it('refuses an e-mail whose admin in the org never activated its account, and leaves that user as it was', async () => {
+    const service = createBootstrapService(prisma, identity.config, identity.clock);
+    const { orgId, adminUserId } = await service.bootstrap({
+      orgName: 'Umbrella',
+      email: 'first@umbrella.example',
+      password: 'first password',
+    });
+    const admin = callerOf('user', adminUserId, orgId, scopesOfRoles(['admin']), ['admin']);
+    const { user } = await identity.get(CreateUserService).create(admin, {
+      email: 'second@umbrella.example',
+      displayName: 'Second',
+      roles: ['admin'],
+      sendActivation: false,
+      requestFingerprint: '',
+    });
+
+    // Contract §0: the bootstrap answers with an active admin; this one cannot sign in (pending, and
+    // the password given here was never its password).
+    const refusal = await domainFailure(
+      service.bootstrap({ orgName: 'Umbrella', email: 'Second@umbrella.example', password: 'second password' }),
+    );
+    expect(refusal.code).toBe('email_taken');
+    expect(refusal.detail).toContain('not activated');
+    expect(await prisma.user.findUniqueOrThrow({ where: { id: user.id } })).toMatchObject({
+      status: 'pending',
+      passwordHash: null,
+    });
   });
 
   it('checks the inputs with the rules of CreateUser and lists every broken one (exit 1)', async () => {

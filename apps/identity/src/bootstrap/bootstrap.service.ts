@@ -55,7 +55,8 @@ export function validateBootstrapInput(input: BootstrapInput): ValidBootstrap {
 /**
  * Contract §0 bootstrap, identity's part: an org and an **active** admin in it. Idempotent: with the
  * same org name and e-mail it changes nothing (the password is not rehashed) and answers the same ids.
- * An e-mail registered elsewhere (another org, or not as an admin) is refused.
+ * An e-mail registered elsewhere (another org, not as an admin, or as an admin who never activated its
+ * account) is refused.
  */
 @Injectable()
 export class BootstrapService {
@@ -92,6 +93,15 @@ export class BootstrapService {
     }
     if (!user.roles.includes('admin')) {
       throw new DomainError('email_taken', `${valid.email} already belongs to a user of ${org.name} who is no admin.`);
+    }
+    // The bootstrap's own admin is active from the start; one that never set a password was created
+    // over the API (pending): answering its ids would report an admin who cannot sign in, with a
+    // password that was never set.
+    if (user.activatedAt === null) {
+      throw new DomainError(
+        'email_taken',
+        `${valid.email} already belongs to an admin of ${org.name} who has not activated the account.`,
+      );
     }
     return { orgId: org.id, adminUserId: user.id, created: false };
   }
