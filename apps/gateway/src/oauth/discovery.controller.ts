@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { Public } from '../auth/access.decorators';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { ifNoneMatchMatches } from '../http/conditional';
-import { DISCOVERY_PATH } from '../http/well-known';
+import { DISCOVERY_PATH, issuerBase } from '../http/well-known';
 import { ApiJsonResponse, header } from '../openapi/api.decorators';
 import { apiSchemas } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
@@ -47,7 +47,7 @@ export type AuthorizationServerMetadata = z.infer<typeof authorizationServerMeta
 const SCOPES = [...new Set(Object.values(ROLE_DEFAULT_SCOPES).flat())].sort();
 
 export function metadataFor(issuer: string): AuthorizationServerMetadata {
-  const base = issuer.replace(/\/+$/, '');
+  const base = issuerBase(issuer);
   return {
     issuer,
     authorization_endpoint: `${base}/v2/auth/authorize`,
