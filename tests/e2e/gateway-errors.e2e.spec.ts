@@ -196,6 +196,21 @@ describe('gateway errors are problem+json', () => {
     expectProblem(broken, 400, 'malformed_body');
   });
 
+  it('refuses a patch document of another format (JSON Patch) as 415, naming the formats it takes (RFC 5789 §2.2)', async () => {
+    // A JSON Patch (RFC 6902) is an array of operations, not the object a merge patch is: it was read
+    // as a JSON body that is not an object (400 malformed_body), which told the client its document was
+    // broken rather than that the format is not one this resource takes.
+    for (const type of ['application/json-patch+json', 'application/vnd.example+json']) {
+      const response = await api.call(`/v2/users/${crypto.randomUUID()}`, {
+        method: 'PATCH',
+        headers: { 'content-type': type },
+        raw: '[{"op":"replace","path":"/display_name","value":"Ada"}]',
+      });
+      expectProblem(response, 415, 'unsupported_media_type');
+      expect(response.headers.get('accept-patch')).toBe('application/merge-patch+json, application/json');
+    }
+  });
+
   it('refuses a body in a content coding it does not decode as 415, naming the one it takes (RFC 9110 §8.4.1, §15.5.16)', async () => {
     // A gzip-compressed JSON body was read as its compressed bytes (`400 malformed_body`), and a body
     // labelled `br` whose bytes happened to be JSON was used as if it had none (a proxy in front that

@@ -15,6 +15,14 @@ export const JSON_OR_FORM = `Send the body as application/json or ${FORM_CONTENT
 /** What the login page's sign-in form (`POST /v2/auth/authorize`) reads: the form a browser posts. */
 export const FORM_ONLY = `Send the form as ${FORM_CONTENT_TYPE}.`;
 
+/**
+ * The patch formats PATCH takes (RFC 5789 §3.1): a JSON merge patch (RFC 7396), under its own media
+ * type or as plain JSON. Another `+json` type names another format (a JSON Patch, RFC 6902, is an
+ * array of operations): 415 with this list, not the `400 malformed_body` of a broken merge patch.
+ */
+export const ACCEPT_PATCH = 'application/merge-patch+json, application/json';
+const PATCH_FORMATS = new Set(ACCEPT_PATCH.split(', '));
+
 export function mediaTypeOf(request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 }
@@ -53,6 +61,7 @@ export function refuseBody(request: FastifyRequest): void {
  * `application/json` on every request): a route that takes none, or takes one optionally (the reset
  * operation), runs; one that needs one refuses it as `jsonObjectBody` does (400 malformed_body).
  * An object naming a member twice is `400 malformed_body` too (see `repeatedMemberName`).
+ * A PATCH in a format other than `ACCEPT_PATCH` is 415 with `Accept-Patch` (RFC 5789 §2.2).
  */
 export function parseJsonBodies(fastify: FastifyInstance, mediaTypes: Array<string | RegExp>, bodyLimit: number) {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
@@ -60,6 +69,10 @@ export function parseJsonBodies(fastify: FastifyInstance, mediaTypes: Array<stri
     fastify.addContentTypeParser(mediaType, { parseAs: 'buffer', bodyLimit }, (request, body: Buffer, done) => {
       (request as RawBodyRequest<FastifyRequest>).rawBody = body;
       if (body.length === 0) return done(null, undefined);
+      if (request.method === 'PATCH' && !PATCH_FORMATS.has(mediaTypeOf(request))) {
+        const detail = `Send the patch as ${ACCEPT_PATCH.replace(', ', ' or ')}.`;
+        return done(new DomainError('unsupported_media_type', detail, { headers: { 'Accept-Patch': ACCEPT_PATCH } }));
+      }
       const text = body.toString('utf8');
       void parseJson(request, text, (error, value) => {
         const repeated = error ? undefined : repeatedMemberName(text);

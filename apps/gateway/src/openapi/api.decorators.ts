@@ -3,7 +3,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiExtension, ApiQuery, ApiResponse, HeaderObject } from '@nestjs/swagger';
 import { z } from 'zod';
 
-import { FORM_CONTENT_TYPE } from '../http/request-body';
+import { ACCEPT_PATCH, FORM_CONTENT_TYPE } from '../http/request-body';
 import { documented } from './api-schemas';
 
 /** Where `ApiProblems` leaves its codes for `buildOpenApiDocument` to turn into responses. */
@@ -20,9 +20,19 @@ export const ApiProblems = (...codes: ErrorCode[]) => ApiExtension(PROBLEM_CODES
 /** A JSON request body described by the zod schema the route validates it with. */
 export function ApiJsonBody(
   schema: z.ZodType,
-  options: { name?: string; required?: boolean; formEncoded?: boolean; description?: string } = {},
+  options: {
+    name?: string;
+    required?: boolean;
+    formEncoded?: boolean;
+    mergePatch?: boolean;
+    description?: string;
+  } = {},
 ) {
-  const mediaTypes = options.formEncoded ? ['application/json', FORM_CONTENT_TYPE] : ['application/json'];
+  const mediaTypes = options.mergePatch
+    ? ACCEPT_PATCH.split(', ')
+    : options.formEncoded
+      ? ['application/json', FORM_CONTENT_TYPE]
+      : ['application/json'];
   return applyDecorators(
     ApiConsumes(...mediaTypes),
     ApiBody({

@@ -214,7 +214,7 @@ export class UsersController {
   })
   @ApiHeader(IF_MATCH)
   @ApiHeader(IF_NONE_MATCH_CHANGE)
-  @ApiJsonBody(patchUserBody, { name: 'UpdateUserRequest' })
+  @ApiJsonBody(patchUserBody, { name: 'UpdateUserRequest', mergePatch: true })
   @ApiJsonResponse(200, 'The user as it is now.', userResource, ETAG)
   @ApiProblems(
     'malformed_body',
