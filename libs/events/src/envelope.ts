@@ -2,6 +2,19 @@ import { EGRESS_QUOTA, INSTANCES_QUOTA, OBJECT_STORAGE_QUOTA, VCPU_QUOTA } from 
 import { z } from 'zod';
 
 /**
+ * An RFC 3339 date-time with its offset, as Postgres can store it: Zod also takes year 0000 and
+ * offsets up to ±23:59, which Postgres refuses (out of range). A consumer storing such a stamp (the
+ * platform's usage reports, from other teams' services) failed on it every second, for ever; it is
+ * refused as malformed instead.
+ */
+const storableDateTime = () =>
+  z.iso
+    .datetime({ offset: true })
+    .refine((value) => !value.startsWith('0000') && !/[+-](?:1[6-9]|2\d):\d\d$/.test(value), {
+      message: 'must be from year 0001 on, with an offset within ±15:59',
+    });
+
+/**
  * Every event on the bus: a versioned envelope (docs/events.md). `id` is unique per event and is sent
  * as `Nats-Msg-Id`, so JetStream drops a republished duplicate and consumers can deduplicate.
  */
@@ -10,7 +23,7 @@ export const envelope = <Type extends string, Data extends z.ZodType>(type: Type
     id: z.uuid(),
     type: z.literal(type),
     version: z.literal(1),
-    occurred_at: z.iso.datetime({ offset: true }),
+    occurred_at: storableDateTime(),
     /** The `X-Request-Id` of the request that caused the event, when there was one (for the logs). */
     request_id: z.string().max(128).optional(),
     /**
@@ -132,7 +145,7 @@ export const sessionEndingData = z
     user_id: z.uuid(),
     org_id: z.string().min(1).max(64),
     /** The moment of the change (ISO 8601): tokens and families older than it are revoked. */
-    occurred_at: z.iso.datetime({ offset: true }),
+    occurred_at: storableDateTime(),
   })
   .strict();
 export type SessionEndingData = z.output<typeof sessionEndingData>;

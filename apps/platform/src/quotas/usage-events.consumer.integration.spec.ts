@@ -173,4 +173,26 @@ describe("UsageReportedConsumer: an org's reported gauges (real Postgres)", () =
     await deliver(usageReport(org, 2, new Date().toISOString()));
     expect(await coresOf(org)).toBe(2);
   });
+
+  it.each([
+    ['in year 0000', '0000-01-01T00:00:00Z'],
+    ['with an offset of 16 hours', '2026-11-28T10:00:00+16:00'],
+    ['with an offset of -23:59', '2026-11-28T10:00:00-23:59'],
+  ])(
+    'refuses a report stamped %s, which RFC 3339 writes and Postgres cannot store, instead of retrying it for ever',
+    async (_, occurredAt) => {
+      const org = randomUUID();
+      await expect(consumer.handle(usageReport(org, 8, occurredAt))).resolves.toBe('reject');
+      expect(await coresOf(org)).toBeUndefined();
+    },
+  );
+
+  it.each(['0001-01-01T00:00:00Z', '2026-11-28T10:00:00+15:59', '2026-11-28T10:00:00-15:59'])(
+    'applies a report stamped %s, at the edge of what Postgres stores',
+    async (occurredAt) => {
+      const org = randomUUID();
+      await deliver(usageReport(org, 8, occurredAt));
+      expect(await coresOf(org)).toBe(8);
+    },
+  );
 });
