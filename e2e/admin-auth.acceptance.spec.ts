@@ -120,6 +120,29 @@ describe('unlock, MFA removal and recovery codes (contract §7)', () => {
     expect((await attempt()).status).toBe(200);
   }, 120_000);
 
+  it('DELETE /v2/users/{id}/lockout takes users:write alone, the scope it is documented with', async () => {
+    const user = await activeUser();
+    const narrowed = [
+      await issue({
+        grant_type: 'password',
+        username: org.adminEmail,
+        password: org.adminPassword,
+        scope: 'users:write',
+      }),
+      await issue({
+        grant_type: 'client_credentials',
+        client_id: org.client_id,
+        client_secret: org.client_secret ?? '',
+        scope: 'users:write',
+      }),
+    ];
+    for (const { access_token: token, scope } of narrowed) {
+      expect(scope).toBe('users:write');
+      const unlocked = await call(`/v2/users/${user.id}/lockout`, { method: 'DELETE', token });
+      expect({ status: unlocked.status, text: unlocked.text }).toEqual({ status: 204, text: '' });
+    }
+  });
+
   it("DELETE /v2/users/{id}/mfa: the org's admin removes a lost authenticator; a member 403, another org 404", async () => {
     const user = await activeUser();
     const member = await activeUser();

@@ -81,8 +81,19 @@ describe('GetUser against Postgres', () => {
     expect((await failure(service.get(acme.admin, id))).code).toBe('not_found');
   });
 
-  it('refuses a caller without users:read with insufficient_scope', async () => {
+  it('refuses a caller with neither users:read nor users:write with insufficient_scope naming users:read', async () => {
+    const reader = { ...acme.admin, scopes: new Set(['system:read']) };
+    const refusal = await failure(service.get(reader, 'me'));
+    expect(refusal.code).toBe('insufficient_scope');
+    expect(refusal.options.headers?.['WWW-Authenticate']).toContain('scope="users:read"');
+  });
+
+  it('answers a caller holding users:write alone: auth reads the user an admin unlocks with its token', async () => {
+    // `DELETE /v2/users/{id}/lockout` takes users:write (docs/reference.md, the OpenAPI document); auth
+    // asks GetUser with the admin's token whether it is still an admin and for the user's login names.
     const writer = { ...acme.admin, scopes: new Set(['users:write']) };
-    expect((await failure(service.get(writer, 'me'))).code).toBe('insufficient_scope');
+    expect(await service.get(writer, 'me')).toMatchObject({ id: acme.adminUserId, roles: ['admin'] });
+    expect((await service.get(writer, acme.adminUserId)).id).toBe(acme.adminUserId);
+    expect((await failure(service.get(writer, globex.adminUserId))).code).toBe('not_found');
   });
 });
