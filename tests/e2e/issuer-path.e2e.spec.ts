@@ -62,6 +62,19 @@ describe('an issuer with a path (RFC 8414 §3.1)', () => {
     expectProblem(await api.call(`${WELL_KNOWN}/tenant-a`, { json: {} }), 405, 'method_not_allowed');
   });
 
+  it("answers a user's creation with a Location under the issuer path, where the proxy passes it on", async () => {
+    const { access_token: token } = await api.clientToken(org);
+    const email = `located-${randomBytes(4).toString('hex')}@issuer-path.test`;
+    const created = await api.call<{ id: string }>('/v2/users', {
+      token,
+      json: { email, display_name: 'Located', send_activation: false },
+    });
+    expect(created.status).toBe(201);
+    // RFC 9110 §10.2.2: the client resolves it against the URI it posted to, the issuer's.
+    const location = new URL(created.headers.get('location') ?? '', `${ISSUER}/v2/users`);
+    expect(location.href).toBe(`${ISSUER}/v2/users/${created.body.id}`);
+  });
+
   it('issues tokens naming the issuer with its path, which the gateway accepts', async () => {
     const token = await api.clientToken(org);
     expect(jwtPart(token.access_token, 1).iss).toBe(ISSUER);

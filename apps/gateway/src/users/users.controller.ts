@@ -11,6 +11,7 @@ import { ifNoneMatchMatches } from '../http/conditional';
 import { fingerprintKey, requestFingerprint } from '../http/fingerprint';
 import { jsonObjectBody, refuseBody } from '../http/request-body';
 import { parseBothOrFail, parseOrFail } from '../http/validation';
+import { issuerPath } from '../http/well-known';
 import { ApiJsonBody, ApiJsonResponse, ApiKeysetPage, ApiProblems, header } from '../openapi/api.decorators';
 import { documented } from '../openapi/api-schemas';
 import { RateLimited } from '../rate-limits/rate-limited.decorator';
@@ -63,12 +64,15 @@ const IF_MATCH = {
 @Controller('v2/users')
 export class UsersController {
   private readonly fingerprintKey: Buffer;
+  /** Where the users are as clients see them: under a proxy's prefix (the issuer's path) when it has one. */
+  private readonly usersPath: string;
 
   constructor(
     private readonly identity: IdentityBackend,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.fingerprintKey = fingerprintKey(config.GATEWAY_CLIENT_SECRET);
+    this.usersPath = `${issuerPath(config.TOKEN_ISSUER)}/v2/users`;
   }
 
   @Post()
@@ -92,7 +96,7 @@ export class UsersController {
   @ApiJsonBody(createUserBody, { name: 'CreateUserRequest' })
   @ApiJsonResponse(201, 'The new user, always `pending`.', userResource, {
     ...ETAG,
-    Location: header('`/v2/users/{id}`'),
+    Location: header("`/v2/users/{id}`, under the issuer's path when a proxy's prefix puts the gateway under one."),
     'Idempotent-Replayed': header(
       '`true` when this is a stored answer to the same Idempotency-Key.',
       { type: 'string', enum: ['true'] },
@@ -138,7 +142,9 @@ export class UsersController {
       { accessToken: request.accessToken },
     );
     const resource = userAnswer(reply, user);
-    void reply.header('Location', `/v2/users/${resource.id}`);
+    // Resolved against the URI the client posted to (RFC 9110 §10.2.2): behind a proxy's prefix a bare
+    // `/v2/users/{id}` would leave it, so the prefix is written before it.
+    void reply.header('Location', `${this.usersPath}/${resource.id}`);
     if (replayed) void reply.header('Idempotent-Replayed', 'true');
     return resource;
   }
