@@ -32,10 +32,14 @@ const USER: VerifiedUser = {
 const MFA_USER: VerifiedUser = { ...USER, id: '7c0b6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b', email: 'mfa@example.test' };
 const PASSWORD = 'right-password';
 
+/** What happens while identity checks a password (argon2 takes a while): nothing, unless a test says. */
+let duringPasswordCheck: (() => Promise<void>) | undefined;
+
 const identity = {
-  verifyPassword: (email: string, password: string) => {
+  verifyPassword: async (email: string, password: string) => {
     const user = [USER, MFA_USER].find((one) => one.email === email);
-    return Promise.resolve(user && password === PASSWORD ? user : undefined);
+    await duringPasswordCheck?.();
+    return user && password === PASSWORD ? user : undefined;
   },
   emailOf: () => Promise.resolve(MFA_USER.email),
 };
@@ -584,6 +588,28 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
         clientIp: ip,
       });
       expect(signedIn.code).not.toBe('');
+    });
+
+    it("refuses the code step of a sign-in whose password step was being checked when the user's sessions ended", async () => {
+      auth.harness.clock.advance(90_000);
+      const ip = freshIp();
+      const request = parameters();
+      // The password is set (or the user disabled) while identity checks the old one: the sign-in began
+      // before the change, so the change ends it, as it ends a password login checked then.
+      duringPasswordCheck = async () => {
+        auth.harness.clock.advance(100);
+        await auth.harness.get(RefreshTokenService).revokeUser(ORG, MFA_USER.id, auth.harness.clock.now());
+        auth.harness.clock.advance(100);
+      };
+      const { mfaTicket } = await signIn({ parameters: request, username: MFA_USER.email, clientIp: ip }).finally(
+        () => (duringPasswordCheck = undefined),
+      );
+      expect(mfaTicket).not.toBe('');
+      auth.harness.clock.advance(1000);
+      const error = await refusal(
+        signIn({ parameters: request, username: '', password: '', mfaTicket, mfaCode: totp(), clientIp: ip }),
+      );
+      expect(error.code).toBe('forbidden');
     });
 
     it("keeps a ticket renewed by a missing code to the first one's five minutes: the code step cannot be stretched", async () => {

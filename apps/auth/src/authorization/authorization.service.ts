@@ -120,8 +120,10 @@ export class AuthorizationService {
         return {
           ...NO_ERROR,
           code: '',
-          // A ticket answered with another mfa_required keeps its password step's time and deadline.
-          mfaTicket: this.seals.mfaTicket(username, awaiting, fingerprint, ticket?.checkedAt),
+          // The ticket's sign-in began when the password was checked, not when the check answered: a
+          // password set or a disable while identity checked it ends the sign-in at its code step, as it
+          // ends a password login. A ticket answered with another mfa_required keeps its time and deadline.
+          mfaTicket: this.seals.mfaTicket(username, awaiting.user, fingerprint, awaiting.checkedAt),
           deviceToken: '',
         };
       }

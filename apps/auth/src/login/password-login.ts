@@ -44,20 +44,21 @@ export type LoginCredential = { password: string } | { passwordCheckedFor: Verif
 
 /**
  * `mfa_required` for a user whose password was right: only the code is missing, and the login page's
- * second step continues from `user`.
+ * second step continues from `user`, signed in since `checkedAt` (ms), when its password was checked.
  */
 export class MfaPending extends DomainError {
   constructor(
     refusal: DomainError,
     readonly user: VerifiedUser,
+    readonly checkedAt: number,
   ) {
     super(refusal.code, refusal.detail, refusal.options);
   }
 }
 
-/** The user an `mfa_required` refusal was for; undefined for any other refusal. */
-export const userAwaitingMfa = (error: unknown): VerifiedUser | undefined =>
-  error instanceof MfaPending ? error.user : undefined;
+/** The user an `mfa_required` refusal was for, and when its password was checked; undefined for any other refusal. */
+export const userAwaitingMfa = (error: unknown): Pick<MfaPending, 'user' | 'checkedAt'> | undefined =>
+  error instanceof MfaPending ? { user: error.user, checkedAt: error.checkedAt } : undefined;
 
 /**
  * The checks of one password login (the password grant and the authorization endpoint's login page
@@ -106,7 +107,10 @@ export class PasswordLogin {
             orgId: credential.passwordCheckedFor.orgId,
           };
     try {
-      return { ...(await this.steps({ ...typed, username: login.key }, typed.username, credential)), checkedAt };
+      return {
+        ...(await this.steps({ ...typed, username: login.key }, typed.username, credential, checkedAt)),
+        checkedAt,
+      };
     } catch (refusal) {
       if (login.userId && login.orgId) attributeFailure(refusal, { subject: login.userId, orgId: login.orgId });
       throw refusal;
@@ -118,6 +122,7 @@ export class PasswordLogin {
     attempt: LoginAttempt,
     typed: string,
     credential: LoginCredential,
+    checkedAt: number,
   ): Promise<Omit<LoginSuccess, 'checkedAt'>> {
     const slots = await this.throttle.admit(attempt);
     const user =
@@ -132,7 +137,9 @@ export class PasswordLogin {
     if (user.status === 'disabled') throw OAuthErrors.accountDisabled();
     if (user.status !== 'active') throw OAuthErrors.accountNotActive();
     await this.mfa.verifyCode(user.id, attempt.mfaCode).catch((refusal: unknown) => {
-      throw refusal instanceof DomainError && refusal.code === 'mfa_required' ? new MfaPending(refusal, user) : refusal;
+      throw refusal instanceof DomainError && refusal.code === 'mfa_required'
+        ? new MfaPending(refusal, user, checkedAt)
+        : refusal;
     });
     const deviceToken = await this.throttle.succeeded(attempt, user.id, slots);
     return { user, deviceToken };
