@@ -12,6 +12,8 @@ interface Bootstrap {
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123);
 const EMAIL = 'admin@addresses.test';
 const PASSWORD = 'admin-pass-1';
+/** The login page's answer over the per-IP `auth` limit (zh-CN or English), as opposed to the lockout's. */
+const PER_IP_LIMIT_PAGE = /Too many requests from your network|来自您所在网络的请求过多/;
 
 const octet = fc.integer({ min: 1, max: 254 });
 const hextet = fc.integer({ min: 0, max: 0xffff });
@@ -145,11 +147,11 @@ describe('one canonical client address', () => {
       code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
       code_challenge_method: 'S256',
     });
-    /** Waits out the per-IP `auth` tier (problem+json 429), not the lockout (the page again, HTML 429). */
+    /** Waits out the per-IP `auth` tier (its page says so), not the lockout ("too many attempts"). */
     const unthrottled = async (send: () => Promise<Response>): Promise<Response> => {
       for (;;) {
         const response = await send();
-        if (response.status !== 429 || response.headers.get('content-type')?.startsWith('text/html')) return response;
+        if (response.status !== 429 || !PER_IP_LIMIT_PAGE.test(await response.clone().text())) return response;
         await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after')) * 1000));
       }
     };

@@ -16,7 +16,7 @@ import { oauthErrorDescription } from '../http/oauth-error-description';
 import { FORM_CONTENT_TYPE, FORM_ONLY, isPlainObject, mediaTypeOf } from '../http/request-body';
 import { issuerPath } from '../http/well-known';
 import { ApiProblems } from '../openapi/api.decorators';
-import { RateLimited } from '../rate-limits/rate-limited.decorator';
+import { RateLimited, rateLimitRefusalOf } from '../rate-limits/rate-limited.decorator';
 import {
   contentSecurityPolicy,
   errorPage,
@@ -28,6 +28,8 @@ import {
   Message,
   message,
   mfaPage,
+  noticePage,
+  throttledMessage,
 } from './login-page';
 
 /** The login page's CSRF cookie: a random nonce; the form carries auth's HMAC of it and the request. */
@@ -161,7 +163,8 @@ export class AuthorizeController {
 
   @Get(PATH)
   @Public()
-  @RateLimited('auth')
+  // A person's browser shows the answer: a refusal of the per-IP limit is a page too, never JSON.
+  @RateLimited('auth', { refusedByRoute: true })
   @ApiOperation({
     operationId: 'authorize',
     summary: 'Authorization endpoint: the login page of the authorization code flow with PKCE (HTML)',
@@ -186,18 +189,39 @@ export class AuthorizeController {
     description: 'Unknown client or unregistered redirect URI: an error page, never a redirect.',
     content: { 'text/html': { schema: { type: 'string' } } },
   })
-  @ApiProblems('service_unavailable')
+  @ApiResponse({
+    status: 429,
+    description: 'Too many requests from this address (`auth` group): a page saying how long to wait.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  @ApiResponse({
+    status: 503,
+    description: 'The service is unavailable: a page saying so, with `Retry-After`.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
   async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const language = languageOf(request.headers['accept-language']);
+    // Over the per-IP limit: a page saying how long to wait, and auth is not asked anything.
+    const limited = rateLimitRefusalOf(request);
+    if (limited) {
+      const seconds = retryAfterOf(limited);
+      return this.notice(reply, 429, seconds, noticePage(language, throttledMessage(language, seconds)));
+    }
     const authorization = authorizationRequest(request.query, AUTHORIZATION_PARAMETERS);
     if (authorization.malformed && !authorization.redirectable) {
       return this.errorPage(reply, language, authorization.malformed);
     }
     const nonce = this.nonce(request, reply);
-    const answer = await this.auth.call('checkAuthorization', {
-      parameters: authorization.parameters,
-      csrfNonce: nonce,
-    });
+    let answer: authV1.CheckAuthorizationResponse;
+    try {
+      answer = await this.auth.call('checkAuthorization', { parameters: authorization.parameters, csrfNonce: nonce });
+    } catch (error) {
+      // The person's browser shows the answer, as the sign-in form's 503 (never a JSON problem); the
+      // client and redirect URI are not checked, so nothing goes back to them.
+      if (!(error instanceof DomainError) || error.code !== 'service_unavailable') throw error;
+      const seconds = retryAfterOf(error);
+      return this.notice(reply, 503, seconds, noticePage(language, message(language, 'unavailable')));
+    }
     if (answer.errorPage) return this.errorPage(reply, language, answer.errorDescription);
     if (authorization.malformed)
       return this.redirectError(reply, authorization, 'invalid_request', authorization.malformed);
@@ -217,7 +241,7 @@ export class AuthorizeController {
 
   @Post(PATH)
   @Public()
-  @RateLimited('auth')
+  @RateLimited('auth', { refusedByRoute: true })
   @ApiOperation({
     operationId: 'signIn',
     summary: 'The login form of the authorization endpoint (HTML form post)',
@@ -247,6 +271,13 @@ export class AuthorizeController {
   @ApiResponse({
     status: 403,
     description: 'The form is not valid for this browser (CSRF) or has expired.',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  @ApiResponse({
+    status: 429,
+    description:
+      'Too many attempts: from this address (`auth` group) or for this account and address (lockout). The ' +
+      'page again, saying how long to wait, with `Retry-After`.',
     content: { 'text/html': { schema: { type: 'string' } } },
   })
   @ApiResponse({
@@ -283,6 +314,12 @@ export class AuthorizeController {
         authorization.parameters.redirectUri,
       );
     };
+    // Over the per-IP limit: the form again (what was typed is kept), and auth is not asked anything.
+    const limited = rateLimitRefusalOf(request);
+    if (limited) {
+      const seconds = retryAfterOf(limited);
+      return page(429, throttledMessage(language, seconds), seconds);
+    }
     let answer: authV1.AuthorizeResponse;
     try {
       answer = await this.gateway.call('authorize', {
@@ -301,7 +338,7 @@ export class AuthorizeController {
       });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      const seconds = Math.max(1, Math.ceil(error.options.retryAfter ?? 1));
+      const seconds = retryAfterOf(error);
       if (error.code === 'forbidden') return this.html(reply, 403, errorPage(language, message(language, 'expired')));
       if (error.code === 'login_locked' || error.code === 'rate_limited') {
         return page(429, lockedMessage(language, seconds), seconds);
@@ -393,6 +430,11 @@ export class AuthorizeController {
       .send();
   }
 
+  /** A page that cannot be served now (`noticePage`), with how long to wait. */
+  private notice(reply: FastifyReply, status: 429 | 503, seconds: number, page: string) {
+    return this.html(reply.header('Retry-After', String(seconds)), status, page);
+  }
+
   private errorPage(reply: FastifyReply, language: Language, description: string) {
     return this.html(reply, 400, errorPage(language, description));
   }
@@ -409,6 +451,9 @@ export class AuthorizeController {
       .send(page);
   }
 }
+
+/** A refusal's `Retry-After` (whole seconds, at least 1), as the problem documents carry it. */
+const retryAfterOf = (refusal: DomainError) => Math.max(1, Math.ceil(refusal.options.retryAfter ?? 1));
 
 /**
  * What the page says about a 400 refusal of the sign-in. `controlCharacters`: what the person typed

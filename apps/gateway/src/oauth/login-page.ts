@@ -40,6 +40,7 @@ const TEXT = {
     invalidCredentials: '账号或密码不正确。',
     invalidCode: '验证码不正确或已被使用。',
     locked: (seconds: number) => `尝试次数过多，请在 ${seconds} 秒后重试。`,
+    throttled: (seconds: number) => `来自您所在网络的请求过多，请在 ${seconds} 秒后重试。`,
     notActive: '此账户尚未激活，请先通过激活邮件设置密码。',
     refused: '无法登录此账户。',
     expired: '此登录表单已失效，请返回应用重新开始。',
@@ -62,6 +63,7 @@ const TEXT = {
     invalidCredentials: 'The account or password is incorrect.',
     invalidCode: 'The code is incorrect or has already been used.',
     locked: (seconds: number) => `Too many attempts. Try again in ${seconds} seconds.`,
+    throttled: (seconds: number) => `Too many requests from your network. Try again in ${seconds} seconds.`,
     notActive: 'This account is not active yet: set its password from the activation e-mail first.',
     refused: 'This account cannot sign in.',
     expired: 'This sign-in form is no longer valid. Go back to the app and start again.',
@@ -215,10 +217,32 @@ export function errorPage(language: Language, description: string): string {
   );
 }
 
+/**
+ * The login page that cannot be served now, saying why (too many requests from this address, auth
+ * unavailable) and so how long to wait. No form: serving one takes auth's CSRF token.
+ */
+export function noticePage(language: Language, notice: string): string {
+  const text = TEXT[language];
+  return document(
+    language,
+    text.title,
+    `<h1>${escape(text.title)}</h1>
+<p class="error" role="alert">${escape(notice)}</p>`,
+  );
+}
+
 export function message(language: Language, key: Message): string {
   return TEXT[language][key];
 }
 
 export function lockedMessage(language: Language, seconds: number): string {
   return TEXT[language].locked(seconds);
+}
+
+/**
+ * The per-IP limit (the `auth` group): every request from the address counts, not only this person's
+ * attempts (an office behind one address shares it), so it says so rather than "too many attempts".
+ */
+export function throttledMessage(language: Language, seconds: number): string {
+  return TEXT[language].throttled(seconds);
 }

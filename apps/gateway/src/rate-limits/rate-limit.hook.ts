@@ -17,6 +17,7 @@ import { clientAddressKey, socketAddress } from '../http/client-address';
 import type { PeerLimit } from '../http/framework-errors';
 import { sendProblem } from '../http/problem';
 import { ApiUsageCounter, NO_QUOTA } from './api-usage';
+import { leaveRefusalToRoute } from './rate-limited.decorator';
 import { RateLimitDecision, RateLimiter } from './rate-limiter';
 import { TierCache } from './tier-cache';
 
@@ -27,7 +28,8 @@ export const API_USAGE = Symbol('API_USAGE');
  * Runs for every request (Fastify onRequest) right after the authenticate hook: takes a token from the
  * bucket of the route's declared group (`@RateLimited`; `default` for a request that matches no
  * route), per token for the caller the authenticate hook found or per IP, sets the rate-limit headers
- * every response carries, and answers 429 `rate_limited` when the bucket is empty. A request with a
+ * every response carries, and answers 429 `rate_limited` when the bucket is empty (or leaves that
+ * answer to a route declared `refusedByRoute`: the login page answers it as a page). A request with a
  * per-token bucket is also held to its org's daily API requests quota, in the same Redis step (exact
  * across gateways): once the day's count has reached it, 429 `quota_exceeded` until UTC midnight.
  */
@@ -97,7 +99,9 @@ export class RateLimitHook {
     const waiting = this.outcomes.get(reply.raw);
     this.outcomes.set(reply.raw, outcome);
     if (typeof waiting === 'function') waiting(outcome);
-    if (outcome.refusal) return sendProblem(request, reply, outcome.refusal);
+    if (!outcome.refusal) return;
+    if (request.routeOptions?.config?.rateLimitRefusedByRoute) return leaveRefusalToRoute(request, outcome.refusal);
+    return sendProblem(request, reply, outcome.refusal);
   }
 }
 
