@@ -374,13 +374,13 @@ describe('TokenService: password and client_credentials grants (real Postgres, i
       });
     });
 
-    it.each([
-      ['client_id', { clientSecret: 'x' }],
-      ['client_secret', { clientId: 'x' }],
-    ])('refuses a request without %s with invalid_request', async (field, fields) => {
-      const error = await refusal(credentials(fields));
-      expect(error.code).toBe('invalid_request');
-      expect(error.detail).toContain(field);
+    // RFC 6749 §5.2: "no client authentication included" is invalid_client (401), as a wrong secret is.
+    it('refuses a request without client_id or client_secret as a wrong secret: 401 invalid_client', async () => {
+      const { clientId } = await harness.get(ClientService).create({ orgId: ORG, name: 'y', scopes: ['users:read'] });
+      const wrong = await refusal(credentials({ clientId, clientSecret: 'not-the-secret' }));
+      for (const fields of [{ clientSecret: 'x' }, { clientId: 'unknown-client' }, { clientId }]) {
+        expect((await refusal(credentials(fields))).toPayload()).toEqual(wrong.toPayload());
+      }
     });
   });
 });

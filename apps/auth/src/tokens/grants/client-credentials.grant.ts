@@ -7,7 +7,7 @@ import { AUTH_CONFIG, AuthConfig } from '../../config';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { OAuthErrors } from '../../oauth/oauth-errors';
 import { grantScopes } from '../../oauth/scope';
-import { Grant, Issued, issued, required, TokenRequest } from './grant';
+import { Grant, Issued, issued, TokenRequest } from './grant';
 
 /**
  * `grant_type=client_credentials` (contract §4): a confidential client acting for itself in its org,
@@ -27,11 +27,13 @@ export class ClientCredentialsGrant implements Grant {
   ) {}
 
   async issue(request: TokenRequest): Promise<Issued> {
-    const clientId = required(request, 'clientId', 'client_id');
+    // RFC 6749 §5.2: a request without client authentication is invalid_client, as a wrong secret is
+    // (it was 400 invalid_request, a missing parameter: not what a client library reads as "check the
+    // credentials"); a public client is told unauthorized_client below.
+    const clientId = request.clientId ?? '';
+    if (clientId === '') throw OAuthErrors.invalidClient();
     if (this.gateway.isGatewayClient(clientId)) {
-      if (!this.gateway.isGatewaySecret(required(request, 'clientSecret', 'client_secret'))) {
-        throw OAuthErrors.invalidClient();
-      }
+      if (!this.gateway.isGatewaySecret(request.clientSecret ?? '')) throw OAuthErrors.invalidClient();
       return issued(await this.accessTokens.issue(GATEWAY_SUBJECT, this.config.SERVICE_TOKEN_TTL_SECONDS));
     }
     try {
@@ -51,7 +53,7 @@ export class ClientCredentialsGrant implements Grant {
     if (!request.clientSecret && (await this.clients.find(clientId))?.type === 'public') {
       throw OAuthErrors.unauthorizedClient(CLIENT_CREDENTIALS);
     }
-    const client = await this.clients.authenticate(clientId, required(request, 'clientSecret', 'client_secret'));
+    const client = request.clientSecret ? await this.clients.authenticate(clientId, request.clientSecret) : undefined;
     if (!client) throw OAuthErrors.invalidClient();
     if (!client.grantTypes.includes(CLIENT_CREDENTIALS)) throw OAuthErrors.unauthorizedClient(CLIENT_CREDENTIALS);
 
