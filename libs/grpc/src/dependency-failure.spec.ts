@@ -29,6 +29,31 @@ describe('dependency failures', () => {
     expect(isDependencyUnavailable(failure)).toBe(true);
   });
 
+  it('recognises a database whose host name does not resolve, as a pooled statement reports it', async () => {
+    // What `docker compose stop postgres` leaves (Docker's DNS forgets the name), or a StatefulSet pod
+    // being rescheduled: the services' single statements (DirectStatements: a user read, a creation's
+    // Idempotency-Key claim, a refresh rotation, a login's lockout) get pg's own error, which Prisma's
+    // adapter turns into P1001 only for Prisma's queries.
+    const pool = new pg.Pool({ host: 'postgres.invalid', user: 'nobody', connectionTimeoutMillis: 2000 });
+    const failure = await pool.query('SELECT 1').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await pool.end();
+    // ENOTFOUND (EAI_AGAIN on a host whose resolver does not answer at all).
+    expect(['ENOTFOUND', 'EAI_AGAIN']).toContain((failure as { code?: string }).code);
+    expect(isDependencyUnavailable(failure)).toBe(true);
+    // A resolver that did not answer (a DNS outage) is as temporary.
+    const resolverAway = Object.assign(new Error('getaddrinfo EAI_AGAIN postgres'), {
+      code: 'EAI_AGAIN',
+      syscall: 'getaddrinfo',
+      errno: -3001,
+    });
+    expect(isDependencyUnavailable(resolverAway)).toBe(true);
+    const noRoute = Object.assign(new Error('connect ENETUNREACH 10.0.0.5:5432'), { code: 'ENETUNREACH' });
+    expect(isDependencyUnavailable(noRoute)).toBe(true);
+  });
+
   it('recognises a statement the database left unanswered past the query timeout', () => {
     expect(isDependencyUnavailable(new Error('Query read timeout'))).toBe(true);
   });
@@ -85,6 +110,32 @@ describe('dependency failures', () => {
         meta: { driverAdapterError },
       });
       expect(isDependencyUnavailable(raw)).toBe(true);
+    }
+  });
+
+  it('recognises a database that takes no writes now (a standby a failover left the service on)', async () => {
+    // A server in recovery refuses every write as a read-only transaction does (SQLSTATE 25006): the
+    // old primary back as a standby while a pooler or DNS still names it, until it is pointed again.
+    const url = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+    const client = new pg.Client({ connectionString: url, options: '-c default_transaction_read_only=on' });
+    await client.connect();
+    try {
+      const refused = await client.query('CREATE TABLE never_created (id int)').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((refused as { code?: string }).code).toBe('25006');
+      expect(isDependencyUnavailable(refused)).toBe(true);
+      const driverAdapterError = Object.assign(new Error('read-only'), {
+        cause: { kind: 'postgres', code: '25006', message: 'cannot execute INSERT in a read-only transaction' },
+      });
+      const raw = Object.assign(new Error('Raw query failed. Code: `25006`.'), {
+        code: 'P2010',
+        meta: { driverAdapterError },
+      });
+      expect(isDependencyUnavailable(raw)).toBe(true);
+    } finally {
+      await client.end();
     }
   });
 

@@ -8,8 +8,21 @@
  */
 const UNREACHABLE_DATABASE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2034', 'P2037']);
 
-/** Node and `pg` failures of a connection, whatever wraps them. */
-const UNREACHABLE_SYSTEM_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+/**
+ * Node and `pg` failures of a connection, whatever wraps them; ENOTFOUND and EAI_AGAIN a host name that
+ * does not resolve now (a stopped Compose service, a pod being rescheduled, a DNS outage), which `pg`
+ * reports as is on the services' direct statements.
+ */
+const UNREACHABLE_SYSTEM_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 /** The same in words; `Query read timeout` is a statement unanswered past DATABASE_QUERY_TIMEOUT_MS. */
 const UNREACHABLE_MESSAGE =
   /Can't reach database server|Connection terminated|timeout exceeded when trying to connect|Query read timeout/i;
@@ -21,10 +34,12 @@ const UNREACHABLE_MESSAGE =
  * server, role or database at its connection limit (`max_connections`, `CONNECTION LIMIT`); 57014 a
  * statement cancelled (an operator's `statement_timeout`, `pg_cancel_backend`), 55P03 a lock not had
  * within `lock_timeout`; 40P01 a deadlock and 40001 a serialization failure, whose transaction
- * Postgres rolled back so that the other could go on (the same request again completes). Prisma's
- * driver adapter names some of these by kind and keeps the SQLSTATE as `originalCode`.
+ * Postgres rolled back so that the other could go on (the same request again completes); 25006 a write
+ * refused by a server in recovery (a failover's old primary back as a standby, still named by a pooler
+ * or DNS: no transaction of ours is read-only). Prisma's driver adapter names some of these by kind and
+ * keeps the SQLSTATE as `originalCode`.
  */
-const UNREACHABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300|57014|55P03|40001|40P01)$/;
+const UNREACHABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300|57014|55P03|40001|40P01|25006)$/;
 
 /**
  * Whether a failure means one of the service's own dependencies (its database) is unreachable or
