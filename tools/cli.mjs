@@ -148,7 +148,12 @@ const COMMANDS = [
   {
     name: 'rotate-signing-key',
     summary: 'a new ES256 signing key; the old one stays published until the tokens it signed expire',
-    options: {},
+    options: {
+      'withdraw-old': {
+        type: 'boolean',
+        help: 'withdraw the old keys at once (they may have leaked): tokens they signed are refused',
+      },
+    },
     run: forwardTo('auth'),
     text: (r) => `new signing key ${r.kid}`,
   },

@@ -171,6 +171,15 @@ describe('auth CLI (child processes, real Postgres)', () => {
     expect(active).toEqual([{ kid: second.json.kid }]);
   });
 
+  it('rotate-signing-key --withdraw-old leaves only the new key, published or not', async () => {
+    await cli('rotate-signing-key');
+    const withdrawn = await cli('rotate-signing-key', '--withdraw-old');
+    expect(withdrawn.json).toEqual({ kid: expect.any(String) });
+    expect(await database.query<{ kid: string }>('SELECT kid FROM signing_keys')).toEqual([
+      { kid: withdrawn.json.kid },
+    ]);
+  });
+
   it('answers a usage error with exit code 2', async () => {
     expect((await cli('no-such-command')).code).toBe(2);
     const missing = await cli('ensure-bootstrap-client');

@@ -12,7 +12,7 @@
 //     → {"client_id":"…","client_secret":"…"}
 //   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts delete-client --client-id <id>
 //     → {"client_id":"…","deleted":true}
-//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts rotate-signing-key
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts rotate-signing-key [--withdraw-old]
 //     → {"kid":"…"}
 // Failures print {"error":"<code>","message":"…"[,"errors":[…]]} and exit 1 (2 for a usage error).
 import 'reflect-metadata';
@@ -41,7 +41,7 @@ const USAGE = [
   '       cli.ts list-clients --org-id <uuid>',
   '       cli.ts rotate-client-secret --client-id <id>',
   '       cli.ts delete-client --client-id <id>',
-  '       cli.ts rotate-signing-key',
+  '       cli.ts rotate-signing-key [--withdraw-old]',
 ].join('\n');
 
 class UsageError extends Error {}
@@ -132,9 +132,9 @@ const COMMANDS: Record<string, Command> = {
   },
 
   'rotate-signing-key': async (args, prisma, config) => {
-    usage(() => parseArgs({ args, strict: true, options: {} }));
+    const { values } = usage(() => parseArgs({ args, strict: true, options: { 'withdraw-old': { type: 'boolean' } } }));
     const keys = new SigningKeyService(new SigningKeyRepository(prisma), new SystemClock(), config);
-    return { kid: await keys.rotate() };
+    return { kid: await keys.rotate({ withdrawPrevious: values['withdraw-old'] === true }) };
   },
 };
 

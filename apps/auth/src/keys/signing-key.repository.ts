@@ -42,10 +42,14 @@ export class SigningKeyRepository {
     });
   }
 
-  /** Makes `key` the only active key; the previous ones are retired at `retiredAt`. */
-  replaceActive(key: NewSigningKey, retiredAt: Date): Promise<void> {
+  /**
+   * Makes `key` the only active key; the previous ones are retired at `retiredAt`, or with `withdraw`
+   * deleted, retired ones still published included: they verify nothing from then on.
+   */
+  replaceActive(key: NewSigningKey, retiredAt: Date, withdraw = false): Promise<void> {
     return this.underKeyLock(async (tx) => {
-      await tx.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt } });
+      if (withdraw) await tx.signingKey.deleteMany({});
+      else await tx.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt } });
       await tx.signingKey.create({ data: toRow(key) });
     });
   }

@@ -122,6 +122,48 @@ describe('SigningKeyService (real Postgres)', () => {
     ]);
   });
 
+  it('rotates withdrawing the old key (it may have leaked): no token signed with it verifies from then on', async () => {
+    const clock = new FakeClock();
+    const keys = instance(clock);
+    await keys.reload();
+    const before = await signWith(keys);
+
+    clock.advance(1000);
+    const newKid = await keys.rotate({ withdrawPrevious: true });
+    const after = await signWith(keys);
+    expect(after.kid).toBe(newKid);
+    // Whoever holds the old private key could sign any claims with it: it is not published a moment longer.
+    expect((await keys.publishedKeys()).map((key) => key.kid)).toEqual([newKid]);
+    expect(await verifies(keys, before.token)).toBe(false);
+    expect(await verifies(keys, after.token)).toBe(true);
+    // Nor is its (encrypted) private key kept.
+    const rows = await database.query<{ kid: string }>('SELECT kid FROM signing_keys');
+    expect(rows.map((row) => row.kid)).toEqual([newKid]);
+  });
+
+  it('has a verifier that accepted a token of a withdrawn key refuse it once it reads the key set again', async () => {
+    const keys = instance();
+    await keys.reload();
+    const verifier = new AccessTokenVerifier({
+      issuer: 'issuer',
+      audience: 'audience',
+      refetchIntervalMs: 0,
+      keySetMaxAgeMs: 0,
+      fetchKeys: async () => ({ keys: await keys.publishedKeys() }),
+    });
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { iss: 'issuer', aud: 'audience', sub: 's', iat: now, exp: now + 7200, jti: 'j' };
+    const forged = (await keys.currentSigner()).sign({ ...claims, scope: 'users:write', org_id: 'o', client_id: 'c' });
+    await expect(verifier.verify(forged)).resolves.toMatchObject({ subject: 's' });
+
+    await keys.rotate({ withdrawPrevious: true });
+    // The first call after the rotation starts the verifier's read of the key set (max age 0 here, a
+    // minute in production); once it is in, the token is refused, its verified copy included.
+    await verifier.verify(forged).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect(verifier.verify(forged)).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
   it('lets other instances follow a rotation: they sign with the new key after their reload', async () => {
     const [first, second] = [instance(), instance()];
     await first.reload();

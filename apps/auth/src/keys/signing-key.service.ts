@@ -94,11 +94,19 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
     return this.published;
   }
 
-  /** A new key takes over signing; the previous one is retired now and stays published for a while. */
-  async rotate(): Promise<string> {
+  /**
+   * A new key takes over signing; the previous one is retired now and stays published until the tokens
+   * it signed have expired, so nobody is signed out. With `withdrawPrevious` (the old private key may
+   * have leaked: whoever holds it can sign any claims, for any user and org, while it is published) the
+   * previous keys are withdrawn at once instead: every token they signed is refused from then on (each
+   * verifier within a minute, as it reads the key set again), and clients refresh.
+   */
+  async rotate({ withdrawPrevious = false }: { withdrawPrevious?: boolean } = {}): Promise<string> {
     const key = await this.generate();
-    await this.repository.replaceActive(key, new Date(this.clock.now()));
-    this.logger.log(`signing key rotated; ${key.kid} now signs`);
+    await this.repository.replaceActive(key, new Date(this.clock.now()), withdrawPrevious);
+    this.logger.log(
+      `signing key rotated; ${key.kid} now signs${withdrawPrevious ? ', the previous keys withdrawn' : ''}`,
+    );
     // A read that began before the rotation would bring back the old key: let it end, then read again.
     await this.loading?.catch(() => undefined);
     await this.reload();
