@@ -26,6 +26,13 @@ describe('KeyEncryption', () => {
     expect(() => encryption.decrypt(other.encrypt(pem, 'kid-1'), 'kid-1')).toThrow('cannot be decrypted');
   });
 
+  it('refuses a ciphertext whose tag was cut short: a 4-byte tag is forged in 2^32 tries, not 2^128', () => {
+    const stored = encryption.encrypt(pem, 'kid-1');
+    const [iv, tag, ciphertext] = stored.slice('aes256gcm:'.length).split('.');
+    const short = Buffer.from(tag, 'base64url').subarray(0, 4).toString('base64url');
+    expect(() => encryption.decrypt(`aes256gcm:${iv}.${short}.${ciphertext}`, 'kid-1')).toThrow('cannot be decrypted');
+  });
+
   it('refuses a plaintext PEM', () => {
     expect(() => encryption.decrypt(pem, 'kid-1')).toThrow('not stored encrypted');
   });
