@@ -30,6 +30,20 @@ describe('problem+json on every error', () => {
     }
   });
 
+  it('answers a change of /v2/users/me, which is only read, with 405 and Allow: GET, not 404 No such user', async () => {
+    // GET /v2/users/me answers: the resource exists, and its other methods are not allowed (RFC 9110
+    // §15.5.6), not "no such user" (§15.5.5) because the router handed them to /v2/users/{id}.
+    for (const method of ['PATCH', 'DELETE', 'POST', 'PUT']) {
+      const answer = await call('/v2/users/me', { method, token, ...(method === 'PATCH' ? { json: {} } : {}) });
+      expect({ method, status: answer.status, allow: answer.headers.get('allow') }).toEqual({
+        method,
+        status: 405,
+        allow: 'GET',
+      });
+      expectProblem(answer, 405, 'method_not_allowed');
+    }
+  });
+
   it('answers a body that is not JSON with 415 unsupported_media_type', async () => {
     for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
       const answer = await call('/v2/users', { token, raw: 'email=a@b.test', headers: { 'content-type': type } });

@@ -40,7 +40,7 @@ import { sendProblem } from './http/problem';
 import { contentCodingRefusal, parseJsonBodies, refuseBodiesNotUtf8 } from './http/request-body';
 import { runRequestsInContext } from './http/request-context';
 import { assertRoutesDeclared, routeDeclarations } from './http/route-declarations';
-import { RouteTable } from './http/route-table';
+import { refuseShadowedPaths, RouteTable } from './http/route-table';
 import { trustedProxies } from './http/trusted-proxies';
 import { discoveryPaths } from './http/well-known';
 import { DiscoveryController } from './oauth/discovery.controller';
@@ -127,6 +127,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     if (!route.config?.rateLimitGroup)
       throw new Error(`${String(route.method)} ${route.url} declares no rate-limit group`);
     routes.add(route.method, route.url);
+    // `PATCH /v2/users/:id` also matches `/v2/users/me`, a resource of its own: 405 there (route-table.ts).
+    if (route.url.includes(':')) route.onRequest = [route.onRequest ?? [], refuseShadowedPaths(routes)].flat();
   });
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('X-Request-Id', request.id);

@@ -32,6 +32,28 @@ describe('RouteTable', () => {
   });
 });
 
+describe('RouteTable: a path a route names literally', () => {
+  const table = new RouteTable();
+  table.add(['GET', 'HEAD'], '/v2/users/me');
+  table.add('GET', '/v2/users/:id');
+  table.add('PATCH', '/v2/users/:id');
+  table.add('DELETE', '/v2/users/:id');
+
+  it("has the literal route's methods alone, though parametric ones of other methods match it", () => {
+    expect(table.allowed('/v2/users/me')).toEqual(['GET']);
+    expect(table.allowed('/v2/users/%6De')).toEqual(['GET']);
+    expect(table.allowed('/v2/users/123')).toEqual(['DELETE', 'GET', 'PATCH']);
+  });
+
+  it('refuses what the router matched to a parametric route there, and nothing else', () => {
+    expect(table.refusedOn('PATCH', '/v2/users/me')).toEqual(['GET']);
+    expect(table.refusedOn('DELETE', '/v2/users/me?x=1')).toEqual(['GET']);
+    expect(table.refusedOn('GET', '/v2/users/me')).toBeUndefined();
+    expect(table.refusedOn('HEAD', '/v2/users/me')).toBeUndefined();
+    expect(table.refusedOn('PATCH', '/v2/users/123')).toBeUndefined();
+  });
+});
+
 describe('RouteTable path shapes', () => {
   const table = new RouteTable();
   table.add('GET', '/v2/system/health');
