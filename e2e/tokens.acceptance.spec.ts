@@ -241,6 +241,35 @@ describe('POST /v2/auth/token', () => {
       );
     });
 
+    it('carries the Basic challenge of every 401 invalid_client, as the OpenAPI document says it does', async () => {
+      type Header = { required?: boolean; schema?: { pattern?: string }; $ref?: string };
+      const document = (
+        await call<{
+          paths: Record<string, { post: { responses: Record<string, { headers?: Record<string, Header> }> } }>;
+          components: { headers: Record<string, Header> };
+        }>('/v2/openapi.json')
+      ).body;
+      const refused = {
+        '/v2/auth/token': { grant_type: 'client_credentials', client_id: org.client_id, client_secret: 'not-it' },
+        '/v2/auth/revoke': { token: 'x', client_id: org.client_id, client_secret: 'not-it' },
+        '/v2/auth/introspect': { token: 'x', client_id: org.client_id, client_secret: 'not-it' },
+      };
+      for (const [path, form] of Object.entries(refused)) {
+        const answer = await call(path, { form });
+        expectProblem(answer, 401, 'invalid_client');
+        // RFC 6749 §5.2: the challenge of the scheme a client authenticates with.
+        const challenge = answer.headers.get('www-authenticate');
+        expect({ path, challenge }).toEqual({ path, challenge: expect.stringMatching(/^Basic realm="[^"]+"$/) });
+        const declared = document.paths[path].post.responses['401'].headers?.['WWW-Authenticate'];
+        const header = declared?.$ref ? document.components.headers[declared.$ref.split('/').at(-1)!] : declared;
+        expect({
+          path,
+          required: header?.required,
+          matches: new RegExp(header?.schema?.pattern ?? '$^').test(challenge!),
+        }).toEqual({ path, required: true, matches: true });
+      }
+    });
+
     it('refuses credentials in both the body and HTTP Basic with invalid_request', async () => {
       const basic = `Basic ${Buffer.from(`${org.client_id}:${org.client_secret}`).toString('base64')}`;
       const problem = expectProblem(
@@ -344,6 +373,18 @@ describe('POST /v2/auth/token', () => {
         headers: { 'content-type': 'text/plain' },
       });
       expectProblem(text, 415, 'unsupported_media_type');
+    });
+
+    it('refuses a form whose percent-encoded octets are not UTF-8 with 400 malformed_body, not as a wrong password', async () => {
+      // RFC 6749 Appendix B: a form's values are UTF-8. A Latin-1 client's `ë` (%EB) was read as U+FFFD:
+      // its right password judged as another one, the refusal `invalid_grant`, counted toward the lockout.
+      for (const password of ['Zo%EB-password-1', 'x-password-1%C3']) {
+        const answer = await call('/v2/auth/token', {
+          raw: `grant_type=password&username=${encodeURIComponent(org.adminEmail)}&password=${password}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+        expect(expectProblem(answer, 400, 'malformed_body').error).toBe('invalid_request');
+      }
     });
 
     it('holds the token endpoint to 10/min burst 20 per IP: 3 from a full bucket, then 429 rate_limited with Retry-After', async () => {

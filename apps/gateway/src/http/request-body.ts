@@ -122,18 +122,32 @@ export function repeatedMemberName(json: string): string | undefined {
 }
 
 /**
- * RFC 8259 §8.1: JSON exchanged between systems is UTF-8 (and a form is read as UTF-8 too). A body
- * whose bytes are not is `400 malformed_body`, before any route reads it: the parsers decode each
- * invalid byte as U+FFFD, so a Latin-1 client's `Zoë` was stored as `Zo\uFFFD` and its password
- * as the hash of another text. Reads the bytes the parsers keep (`rawBody`); an unknown path stays 404.
+ * RFC 8259 §8.1: JSON exchanged between systems is UTF-8 (and a form is read as UTF-8 too, RFC 6749
+ * Appendix B). A body whose bytes are not is `400 malformed_body`, before any route reads it: the
+ * parsers decode each invalid byte as U+FFFD, so a Latin-1 client's `Zoë` was stored as `Zo\uFFFD` and
+ * its password as the hash of another text. A form's bytes are ASCII (percent-encoded), so it is the
+ * octets its escapes name that must be UTF-8: `password=Zo%EB` was judged as another password. Reads
+ * the bytes the parsers keep (`rawBody`); an unknown path stays 404.
  */
 export function refuseBodiesNotUtf8(fastify: FastifyInstance): void {
   // A callback hook, not an async one, like the control-character check after it.
   fastify.addHook('preValidation', (request, _reply, done) => {
     const raw = (request as RawBodyRequest<FastifyRequest>).rawBody;
-    if (request.is404 || raw === undefined || isUtf8(raw)) return done();
+    if (request.is404 || raw === undefined || (isUtf8(raw) && !hasEscapesNotUtf8(request, raw))) return done();
     done(new DomainError('malformed_body', 'The request body is not UTF-8 text.'));
   });
+}
+
+/**
+ * Whether a form's percent-escapes name octets that are not UTF-8. Decoded whole: its `&` and `=` are
+ * ASCII, inside no multi-byte UTF-8 sequence, so the whole is UTF-8 exactly when every name and value is.
+ */
+function hasEscapesNotUtf8(request: FastifyRequest, raw: Buffer): boolean {
+  if (mediaTypeOf(request) !== FORM_CONTENT_TYPE || !raw.includes(0x25)) return false;
+  const octets = raw
+    .toString('latin1')
+    .replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  return !isUtf8(Buffer.from(octets, 'latin1'));
 }
 
 /**

@@ -68,6 +68,15 @@ const WWW_AUTHENTICATE: HeaderObject = {
   required: true,
   schema: { type: 'string', pattern: '^Bearer ' },
 };
+/**
+ * RFC 6749 §5.2: a refused client is challenged with the scheme clients authenticate with (every
+ * `401 invalid_client` of the token, revocation and introspection endpoints; tokens/token-request.ts).
+ */
+const CLIENT_CHALLENGE: HeaderObject = {
+  description: 'RFC 6749 §5.2 / RFC 7617 challenge: `Basic realm="account-platform"`.',
+  required: true,
+  schema: { type: 'string', pattern: '^Basic ' },
+};
 const headerRef = (name: string): ReferenceObject => ({ $ref: `#/components/headers/${name}` });
 /** The methods whose request body Fastify parses (GET's and HEAD's it never reads). */
 const PARSED_BODY_METHODS: ReadonlySet<string> = new Set(['post', 'put', 'patch', 'delete', 'options']);
@@ -208,11 +217,12 @@ function completeOperation(operation: OperationObject, access: Access, method: s
 }
 
 function problemResponse(status: number, codes: ErrorCode[]): ResponseObject {
-  const headers: Record<string, ReferenceObject> = {};
+  const headers: Record<string, ReferenceObject | HeaderObject> = {};
   if (status === 429 || status === 503) headers['Retry-After'] = headerRef('Retry-After');
   if (codes.every((code) => code === 'unauthenticated' || code === 'insufficient_scope')) {
     headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
   }
+  if (codes.every((code) => code === 'invalid_client')) headers['WWW-Authenticate'] = CLIENT_CHALLENGE;
   return {
     description: codes.map((code) => `\`${code}\`: ${TITLES[code]}`).join('; '),
     headers,
