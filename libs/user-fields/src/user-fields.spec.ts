@@ -67,6 +67,16 @@ describe('display name', () => {
     expect(displayNameProblem('')).toBe('must not be empty');
   });
 
+  // JavaScript's trim leaves format characters: a name of zero-width spaces or joiners shows as blank.
+  it.each(['\u200b', '\u200b\u200d\u2060', '\ufeff \u200b'])('refuses a name with nothing visible: %j', (name) =>
+    expect(displayNameProblem(name)).toBe('must not be empty'),
+  );
+
+  it('keeps format characters inside a visible name (a joiner in an emoji, a zero-width non-joiner)', () => {
+    expect(displayNameProblem('👩\u200d💻 Ada')).toBeUndefined();
+    expect(displayNameProblem('می\u200cخواهم')).toBeUndefined();
+  });
+
   it.each(['tab\tinside', 'new\nline', 'nul\u0000', 'c1\u0085', 'lone \ud800 surrogate'])(
     'refuses control characters and broken text: %j',
     (name) => expect(displayNameProblem(name)).toBe('must not contain control characters'),

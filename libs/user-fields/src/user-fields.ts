@@ -77,9 +77,15 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
-/** Contract §3: 1–64 code points after trimming, no control characters. */
+/** Some character a person sees: not white space, not a format character (U+200B, U+200D, U+2060, …). */
+const VISIBLE = /[^\p{White_Space}\p{Cf}]/u;
+
+/**
+ * Contract §3: 1–64 code points after trimming, no control characters. A name of white space and
+ * format characters alone (which `trim` leaves: zero-width spaces, joiners) is empty as shown.
+ */
 export function displayNameProblem(trimmed: string): string | undefined {
-  if (trimmed.length === 0) return 'must not be empty';
+  if (!VISIBLE.test(trimmed)) return 'must not be empty';
   if (codePoints(trimmed) > DISPLAY_NAME_MAX_LENGTH) return `must be at most ${DISPLAY_NAME_MAX_LENGTH} characters`;
   if (hasControlCharacters(trimmed)) return 'must not contain control characters';
   return undefined;
