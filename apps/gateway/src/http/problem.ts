@@ -3,6 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import { oauthErrorDescription } from './oauth-error-description';
 
+/** A `Retry-After` value: whole seconds (RFC 9110 §10.2.3 has no fractions), at least 1. */
+export const retryAfterSeconds = (seconds: number) => Math.max(1, Math.ceil(seconds));
+
 /**
  * Writes a DomainError as an RFC 9457 problem document with its headers; an OAuth `error_description`
  * member in the character set RFC 6749 §5.2 allows it (`detail` says the same without that limit).
@@ -17,7 +20,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
         })
       : problem;
   const { retryAfter, headers } = error.options;
-  if (retryAfter !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
+  if (retryAfter !== undefined) void reply.header('Retry-After', String(retryAfterSeconds(retryAfter)));
   for (const [name, value] of Object.entries(headers ?? {})) void reply.header(name, value);
   return reply
     .status(error.status)

@@ -13,6 +13,7 @@ import { GatewayIdentity } from '../backends/gateway-identity';
 import { GATEWAY_CONFIG, GatewayConfig } from '../config';
 import { clientAddress } from '../http/client-address';
 import { oauthErrorDescription } from '../http/oauth-error-description';
+import { retryAfterSeconds } from '../http/problem';
 import { FORM_CONTENT_TYPE, FORM_ONLY, isPlainObject, mediaTypeOf } from '../http/request-body';
 import { issuerPath } from '../http/well-known';
 import { ApiProblems } from '../openapi/api.decorators';
@@ -453,7 +454,7 @@ export class AuthorizeController {
 }
 
 /** A refusal's `Retry-After` (whole seconds, at least 1), as the problem documents carry it. */
-const retryAfterOf = (refusal: DomainError) => Math.max(1, Math.ceil(refusal.options.retryAfter ?? 1));
+const retryAfterOf = (refusal: DomainError) => retryAfterSeconds(refusal.options.retryAfter ?? 1);
 
 /**
  * What the page says about a 400 refusal of the sign-in. `controlCharacters`: what the person typed
