@@ -17,11 +17,11 @@ describe('problem+json on every error', () => {
 
   it('answers a known path with the wrong method with 405 method_not_allowed and Allow', async () => {
     const cases: Array<[string, string, string]> = [
-      ['DELETE', '/v2/users', 'GET, POST'],
+      ['DELETE', '/v2/users', 'GET, HEAD, POST'],
       ['GET', '/v2/auth/token', 'POST'],
-      ['PUT', '/v2/system/quota', 'GET'],
-      ['POST', '/v2/system/rate-limits', 'GET'],
-      ['PATCH', '/v2/system/health', 'GET'],
+      ['PUT', '/v2/system/quota', 'GET, HEAD'],
+      ['POST', '/v2/system/rate-limits', 'GET, HEAD'],
+      ['PATCH', '/v2/system/health', 'GET, HEAD'],
     ];
     for (const [method, path, allow] of cases) {
       const answer = await call(path, { method, token });
@@ -30,7 +30,7 @@ describe('problem+json on every error', () => {
     }
   });
 
-  it('answers a change of /v2/users/me, which is only read, with 405 and Allow: GET, not 404 No such user', async () => {
+  it('answers a change of /v2/users/me, which is only read, with 405 and Allow: GET, HEAD, not 404 No such user', async () => {
     // GET /v2/users/me answers: the resource exists, and its other methods are not allowed (RFC 9110
     // §15.5.6), not "no such user" (§15.5.5) because the router handed them to /v2/users/{id}.
     for (const method of ['PATCH', 'DELETE', 'POST', 'PUT']) {
@@ -38,7 +38,7 @@ describe('problem+json on every error', () => {
       expect({ method, status: answer.status, allow: answer.headers.get('allow') }).toEqual({
         method,
         status: 405,
-        allow: 'GET',
+        allow: 'GET, HEAD',
       });
       expectProblem(answer, 405, 'method_not_allowed');
     }

@@ -48,12 +48,16 @@ describe('GET /v2/system/health', () => {
     expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 11);
   });
 
-  it('answers another method with 405 method_not_allowed and Allow: GET', async () => {
+  it('answers another method with 405 method_not_allowed and an Allow naming GET and HEAD, which both answer', async () => {
     for (const method of ['POST', 'DELETE', 'PUT']) {
       const answer = await call('/v2/system/health', { method });
       expectProblem(answer, 405, 'method_not_allowed');
-      expect(answer.headers.get('allow')).toBe('GET');
+      expect(answer.headers.get('allow')).toBe('GET, HEAD');
     }
+    // HEAD is GET without the content (RFC 9110 §9.3.2): what Allow names is served.
+    const head = await call('/v2/system/health', { method: 'HEAD' });
+    expect({ status: head.status, body: head.text }).toEqual({ status: 200, body: '' });
+    expect(head.headers.get('content-type')).toMatch(/^application\/json/);
   });
 
   it('is rate limited per IP too: past the bucket 429 rate_limited with Retry-After; another IP is unaffected', async () => {

@@ -277,11 +277,11 @@ describe('users', () => {
       expectProblem(await call('/v2/users/me', { token: systemOnly.access_token }), 403, 'insufficient_scope');
     });
 
-    it('answers PUT /v2/users/{id} with 405 method_not_allowed and Allow (GET, PATCH and DELETE are its methods)', async () => {
+    it('answers PUT /v2/users/{id} with 405 method_not_allowed and Allow (GET, HEAD, PATCH and DELETE are its methods)', async () => {
       const answer = await call(`/v2/users/${org.admin_user_id}`, { method: 'PUT', token: org.clientToken });
       expectProblem(answer, 405, 'method_not_allowed');
       const allowed = (answer.headers.get('allow') ?? '').split(',').map((method) => method.trim());
-      expect(allowed.sort()).toEqual(['DELETE', 'GET', 'PATCH']);
+      expect(allowed.sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
     });
   });
 });

@@ -26,7 +26,7 @@ describe('gateway errors are problem+json', () => {
   it('answers a known path with the wrong method with 405 and Allow', async () => {
     const response = await api.call('/v2/system/health', { method: 'DELETE' });
     expectProblem(response, 405, 'method_not_allowed');
-    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('answers a known path however the router reads it (percent-encoded, absolute form): 405 for another method', async () => {
@@ -34,7 +34,7 @@ describe('gateway errors are problem+json', () => {
     expect((await api.call('/v2/%6Fpenapi.json')).status).toBe(200);
     const response = await api.call('/v2/%6Fpenapi.json', { method: 'PUT' });
     expectProblem(response, 405, 'method_not_allowed');
-    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
     // A request target in absolute form (RFC 9112 §3.2.2, which a server must accept) names that path too.
     const { port } = new URL(stack.url(''));
     const absolute = await new Promise<{ status?: number; allow?: string }>((resolve, reject) =>
@@ -49,7 +49,7 @@ describe('gateway errors are problem+json', () => {
         .on('error', reject)
         .end(),
     );
-    expect(absolute).toEqual({ status: 405, allow: 'GET' });
+    expect(absolute).toEqual({ status: 405, allow: 'GET, HEAD' });
   });
 
   it('answers broken JSON with 400 malformed_body', async () => {

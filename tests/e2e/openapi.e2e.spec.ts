@@ -963,7 +963,7 @@ describe('the OpenAPI document against real responses', () => {
       const post = await fetch(stack.url('/v2/openapi.json'), { method: 'POST' });
       expect(post.status).toBe(405);
       expect(post.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect(post.headers.get('allow')).toBe('GET');
+      expect(post.headers.get('allow')).toBe('GET, HEAD');
       const missing = await fetch(stack.url('/docs/nothing-here.js'));
       expect(missing.status).toBe(404);
       expect(((await missing.json()) as { code: string }).code).toBe('not_found');

@@ -140,7 +140,8 @@ export class ApiClient {
       body,
     });
     const text = await response.text();
-    const isJson = /json/.test(response.headers.get('content-type') ?? '');
+    // A HEAD answer carries a JSON content type and no content.
+    const isJson = /json/.test(response.headers.get('content-type') ?? '') && text !== '';
     return {
       status: response.status,
       headers: response.headers,

@@ -47,7 +47,7 @@ export class ProblemFilter implements ExceptionFilter {
     if (exception instanceof DomainError) return exception;
     // An unknown path or method is answered as such, even when its body failed to parse first.
     const allowed = this.routes.allowed(request.url);
-    const routed = allowed.includes(request.method) || (request.method === 'HEAD' && allowed.includes('GET'));
+    const routed = allowed.includes(request.method);
     if (!routed && allowed.length > 0) {
       return new DomainError('method_not_allowed', `${request.method} is not allowed here.`, {
         headers: { Allow: allowed.join(', ') },

@@ -24,8 +24,10 @@ export class RouteTable {
 
   add(method: string | string[], url: string) {
     const pattern = new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}$`);
-    for (const one of [method].flat()) {
-      if (one === 'HEAD' || one === 'OPTIONS') continue;
+    // The router answers HEAD wherever it answers GET (Fastify's `exposeHeadRoutes`), so `Allow`
+    // names it there (RFC 9110 §9.3.2, §10.2.1); OPTIONS is CORS' preflight alone (`http/cors.ts`).
+    for (const one of new Set([method].flat().flatMap((name) => (name === 'GET' ? ['GET', 'HEAD'] : [name])))) {
+      if (one === 'OPTIONS') continue;
       this.routes.push({ method: one, pattern });
       if (!url.includes(':') && !url.includes('*'))
         this.literal.set(url, (this.literal.get(url) ?? new Set()).add(one));
@@ -53,7 +55,7 @@ export class RouteTable {
   refusedOn(method: string, path: string): string[] | undefined {
     const bare = barePath(path);
     const literal = bare === undefined ? undefined : this.literal.get(bare);
-    if (!literal || literal.has(method) || (method === 'HEAD' && literal.has('GET'))) return undefined;
+    if (!literal || literal.has(method)) return undefined;
     return [...literal].sort();
   }
 }
