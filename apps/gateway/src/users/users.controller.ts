@@ -189,7 +189,8 @@ export class UsersController {
     operationId: 'listUsers',
     summary: "The org's users, newest first (admins)",
     description:
-      '`q` matches an e-mail prefix or a display_name substring, case-insensitive; `limit` 1–100 (default 20); ' +
+      '`q` matches an e-mail prefix or a display_name substring, case-insensitive, both in Unicode NFKC ' +
+      '(an accent typed as a combining mark, a full-width letter, find the name); `limit` 1–100 (default 20); ' +
       '`cursor` is the `next_cursor` of the previous page. Users created while you page appear on the first page, ' +
       'never in the pages still to come.',
   })

@@ -127,9 +127,13 @@ export class UsersRepository {
       // The e-mail as it was normalised (JavaScript's lower case); the display name by Postgres' own
       // case-insensitive match of `q` as typed: lowering it here first would not be what ILIKE lowers
       // ('İ' becomes two characters, a final 'Σ' becomes 'ς'), and the name itself would not be found.
+      // Both sides of the name's match in NFKC: a name is stored as typed, and 'é' typed as e and a
+      // combining accent, or 'Ｏ' in full width, is the letter a person searching for it types.
       const emailPrefix = likeLiteral(normalizeEmail(filter.q));
-      const name = likeLiteral(filter.q);
-      conditions.push(Prisma.sql`(email_normalized LIKE ${`${emailPrefix}%`} OR display_name ILIKE ${`%${name}%`})`);
+      const name = likeLiteral(filter.q.normalize('NFKC'));
+      conditions.push(
+        Prisma.sql`(email_normalized LIKE ${`${emailPrefix}%`} OR normalize(display_name, NFKC) ILIKE ${`%${name}%`})`,
+      );
     }
     const rows = await this.prisma.$queryRaw<User[]>`
       SELECT id, org_id AS "orgId", email, email_normalized AS "emailNormalized", phone,
