@@ -76,6 +76,22 @@ describe('login lockout (real Postgres, injected clock)', () => {
     expect((locked as DomainError).options.retryAfter).toBe(14 * 60);
   });
 
+  it('locks a pair at any 5 failures within 15 minutes, also when they straddle the end of a window', async () => {
+    const ip = '198.51.100.11';
+    expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    auth.harness.clock.advance(14 * 60 * 1000);
+    for (let index = 0; index < 3; index += 1)
+      expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    // The first failure is over 15 minutes old now; the three others are a minute old.
+    auth.harness.clock.advance(61 * 1000);
+    for (let index = 0; index < 2; index += 1)
+      expect(await outcomeOf(auth.tokens.issue(attempt('wrong', ip)))).toBe('invalid_grant');
+    // Five failures within 61 seconds: the fifth starts the lock.
+    const locked = await auth.tokens.issue(attempt('right-password', ip)).catch((error: DomainError) => error);
+    expect((locked as DomainError).code).toBe('login_locked');
+    expect((locked as DomainError).options.retryAfter).toBe(15 * 60);
+  });
+
   it('gives back the fifth slot, and the lock it armed, when identity did not answer', async () => {
     const ip = '198.51.100.9';
     for (let index = 0; index < 4; index += 1) await outcomeOf(auth.tokens.issue(attempt('wrong', ip)));

@@ -40,15 +40,15 @@ export class LockoutPolicy {
   ) {}
 
   /**
-   * Before the password check: takes the attempt's slot, or refuses a locked pair. Answers the start of
-   * the window the slot was taken in (what `notChecked` gives it back to).
+   * Before the password check: takes the attempt's slot, or refuses a locked pair. Answers when the slot
+   * was taken (what `notChecked` gives back).
    */
   async takeSlot(source: LoginSource): Promise<Date> {
     const now = this.clock.date();
     const slot = await this.repository.takeSlot(source.username, source.clientIp, now, PAIR_RULES);
     const refusal = this.refusalOf(slot, now);
     if (refusal) throw refusal;
-    return slot.windowStartedAt;
+    return now;
   }
 
   /** After a successful check: frees the pair. */
@@ -58,11 +58,11 @@ export class LockoutPolicy {
 
   /**
    * After an attempt whose password could not be checked (identity did not answer): no failure, so its
-   * slot is given back, to the window it was taken in (`slotWindow`, as `takeSlot` answered). Best
+   * slot is given back while the pair still counts it (`slotTakenAt`, as `takeSlot` answered). Best
    * effort: the caller answers the outage either way.
    */
-  async notChecked(source: LoginSource, slotWindow: Date): Promise<void> {
-    await this.repository.giveBack(source.username, source.clientIp, slotWindow, PAIR_RULES).catch(() => undefined);
+  async notChecked(source: LoginSource, slotTakenAt: Date): Promise<void> {
+    await this.repository.giveBack(source.username, source.clientIp, slotTakenAt, PAIR_RULES).catch(() => undefined);
   }
 
   /**

@@ -33,10 +33,10 @@ export class LockoutRepository {
   }
 
   /**
-   * Gives back the pair's slot of an attempt whose password was never checked (GIVE_BACK, no budget), to
-   * the window it was taken in (`slotWindow`, its start) only.
+   * Gives back the pair's slot of an attempt whose password was never checked (GIVE_BACK, no budget),
+   * taken at `slotTakenAt`, while the pair still counts it.
    */
-  async giveBack(username: string, clientIp: string, slotWindow: Date, rules: PairWindow): Promise<void> {
-    await this.prisma.direct.query(GIVE_BACK, [username, clientIp, null, rules.maxFailures, slotWindow]);
+  async giveBack(username: string, clientIp: string, slotTakenAt: Date, rules: PairWindow): Promise<void> {
+    await this.prisma.direct.query(GIVE_BACK, [username, clientIp, null, rules.maxFailures, slotTakenAt]);
   }
 }

@@ -22,8 +22,8 @@ const IP = '203.0.113.9';
 describe('login throttle statements (real Postgres): the pair is locked before the budget', () => {
   const auth = useAuthOnTestDatabase({ identityClient: { verifyPassword: () => Promise.resolve(undefined) } });
   const repository = () => auth.harness.get(LoginThrottleRepository);
-  const admit = (username: string) =>
-    repository().admit(username, IP, new Date(), { deviceExempt: false, knownSince: new Date(0) }, RULES);
+  const admit = (username: string, at = new Date()) =>
+    repository().admit(username, IP, at, { deviceExempt: false, knownSince: new Date(0) }, RULES);
 
   /** Runs `statement` while the budget of `username` is locked elsewhere: whether it locked the pair first. */
   async function pairLockedBeforeBudget(username: string, statement: () => Promise<unknown>): Promise<boolean> {
@@ -85,8 +85,9 @@ describe('login throttle statements (real Postgres): the pair is locked before t
   it('when it gives back the slots of an attempt whose password was never checked', async () => {
     const username = 'margaret@example.test';
     await admit(username);
-    const { pair, budget } = await admit(username);
-    const slots = { pair: pair.windowStartedAt, budget: budget?.windowStartedAt };
+    const at = new Date();
+    const { budget } = await admit(username, at);
+    const slots = { pair: at, budget: budget?.windowStartedAt };
     expect(await pairLockedBeforeBudget(username, () => repository().giveBack(username, IP, slots, PAIR_RULES))).toBe(
       true,
     );

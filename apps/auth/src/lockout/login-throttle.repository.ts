@@ -8,7 +8,7 @@ export interface PairSlot {
   /** Every attempt of the window, the refused ones included. */
   attempts: number;
   lockedUntil: Date | null;
-  /** The start of the window the attempt was counted in: the one a give-back returns it to. */
+  /** The oldest attempt the pair counts (while locked, the oldest of those that earned the lock). */
   windowStartedAt: Date;
 }
 
@@ -26,10 +26,11 @@ export const pairSlotOf = (row: PairRow): PairSlot => ({
 });
 
 /**
- * The windows an attempt's slots were taken in (their starts): a slot goes back to its own window
- * only, never to one started since (which would allow a failure more there).
+ * Where an attempt's slots were taken: a slot goes back only where it was counted, never to a count
+ * started since (which would allow a failure more there).
  */
 export interface TakenSlots {
+  /** When the attempt took the pair's slot (its time among the pair's attempts). */
   pair: Date;
   /** Undefined when the attempt took no slot of the budget (the source is exempt). */
   budget?: Date;
@@ -122,7 +123,7 @@ export class LoginThrottleRepository {
 
   /**
    * After an attempt whose password was never checked, one round trip: gives back the pair's slot and,
-   * when the attempt took one, the budget's (GIVE_BACK), each to the window it was taken in (`slots`).
+   * when the attempt took one, the budget's (GIVE_BACK), each only where it was counted (`slots`).
    */
   async giveBack(username: string, clientKey: string, slots: TakenSlots, rules: PairWindow) {
     await this.prisma.direct.query(GIVE_BACK, [
@@ -136,9 +137,9 @@ export class LoginThrottleRepository {
 
   /**
    * Deletes up to `batch` pairs and up to `batch` budgets that an attempt at `now` would start anew
-   * (their window is over and no lock holds: as TAKE_PAIR_SLOT and ADMIT judge them, so a row gone
-   * counts as the row would have); answers how many. Without it every username and IP ever tried kept
-   * its rows.
+   * (no lock holds, and a lock ended or none of the pair's attempts is within its window; the budget's
+   * window is over: as TAKE_PAIR_SLOT and ADMIT judge them, so a row gone counts as the row would have);
+   * answers how many. Without it every username and IP ever tried kept its rows.
    */
   async pruneThrottles(now: Date, rules: LoginRules, batch: number): Promise<number> {
     const pairs = await this.prisma.$executeRaw`
@@ -146,7 +147,9 @@ export class LoginThrottleRepository {
         SELECT ctid FROM login_throttles
         WHERE NOT (locked_until IS NOT NULL AND locked_until > ${now})
           AND (locked_until IS NOT NULL
-            OR window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.pair.windowSeconds}::float8))
+            OR (window_started_at <= ${now}::timestamptz - make_interval(secs => ${rules.pair.windowSeconds}::float8)
+              AND NOT EXISTS (SELECT 1 FROM unnest(attempt_times) AS at
+                WHERE at > ${now}::timestamptz - make_interval(secs => ${rules.pair.windowSeconds}::float8))))
         LIMIT ${batch}))`;
     const budgets = await this.prisma.$executeRaw`
       DELETE FROM login_account_throttles WHERE ctid = ANY(ARRAY(

@@ -10,34 +10,44 @@
  */
 
 /**
+ * The attempts of the pair's row that still count towards a lock at $3 (now): those made within the
+ * last $4 seconds, oldest first (the window slides with them: five failures within any 15 minutes lock
+ * the pair, also across the end of the window the first one began); none once a lock ended (the pair
+ * starts afresh then).
+ */
+const COUNTED_ATTEMPTS = `(CASE WHEN login_throttles.locked_until IS NOT NULL THEN '{}'::timestamptz[] ELSE ARRAY(
+    SELECT at FROM unnest(login_throttles.attempt_times) AS at
+    WHERE at > $3::timestamptz - make_interval(secs => $4::float8) ORDER BY at) END)`;
+
+/** The pair's lock holds at $3 (now). */
+const PAIR_LOCKED = `login_throttles.locked_until > $3::timestamptz`;
+
+/**
  * Counts one attempt of the pair ($1 username, $2 client key) with one atomic upsert (concurrent
- * attempts queue on the row): a new window ($4 seconds) after the last one ran out or a lock ended,
- * and more attempts counted while locked. The attempt that reaches $5 sets the lock ($6 seconds from
- * it, so from the failure that earned it, however long the next attempt waits); it is only armed: the
- * pair refuses the attempts after it while it lasts (`attempts` past $5), and a success clears it.
- * $3 is now. Answers `attempts`, `locked_until` and `window_started_at` (what a give-back returns the
- * slot to: GIVE_BACK).
+ * attempts queue on the row), made at $3 (now): its time joins those still counted (COUNTED_ATTEMPTS,
+ * $4 seconds), and more attempts are counted while locked. The attempt that makes $5 within the window
+ * sets the lock ($6 seconds from it, so from the failure that earned it, however long the next attempt
+ * waits); it is only armed: the pair refuses the attempts after it while it lasts (`attempts` past $5),
+ * and a success clears it. Answers `attempts`, `locked_until` and `window_started_at` (the oldest
+ * attempt counted); a give-back finds the attempt's slot by its time, $3 (GIVE_BACK).
  */
 export const TAKE_PAIR_SLOT = `
-  INSERT INTO login_throttles (username, client_ip, attempts, window_started_at, locked_until)
-  VALUES ($1, $2, 1, $3::timestamptz, NULL)
+  INSERT INTO login_throttles (username, client_ip, attempts, window_started_at, locked_until, attempt_times)
+  VALUES ($1, $2, 1, $3::timestamptz, NULL, ARRAY[$3::timestamptz])
   ON CONFLICT (username, client_ip) DO UPDATE SET
     attempts = CASE
-      WHEN login_throttles.locked_until > $3::timestamptz THEN login_throttles.attempts + 1
-      WHEN login_throttles.locked_until IS NOT NULL
-        OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN 1
-      ELSE login_throttles.attempts + 1 END,
+      WHEN ${PAIR_LOCKED} THEN login_throttles.attempts + 1
+      ELSE cardinality(${COUNTED_ATTEMPTS}) + 1 END,
     window_started_at = CASE
-      WHEN login_throttles.locked_until > $3::timestamptz THEN login_throttles.window_started_at
-      WHEN login_throttles.locked_until IS NOT NULL
-        OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN $3::timestamptz
-      ELSE login_throttles.window_started_at END,
+      WHEN ${PAIR_LOCKED} THEN login_throttles.window_started_at
+      ELSE coalesce(${COUNTED_ATTEMPTS}[1], $3::timestamptz) END,
     locked_until = CASE
-      WHEN login_throttles.locked_until > $3::timestamptz THEN login_throttles.locked_until
-      WHEN login_throttles.locked_until IS NOT NULL
-        OR login_throttles.window_started_at <= $3::timestamptz - make_interval(secs => $4::float8) THEN NULL
-      WHEN login_throttles.attempts + 1 >= $5::int THEN $3::timestamptz + make_interval(secs => $6::float8)
-      ELSE NULL END
+      WHEN ${PAIR_LOCKED} THEN login_throttles.locked_until
+      WHEN cardinality(${COUNTED_ATTEMPTS}) + 1 >= $5::int THEN $3::timestamptz + make_interval(secs => $6::float8)
+      ELSE NULL END,
+    attempt_times = CASE
+      WHEN ${PAIR_LOCKED} THEN login_throttles.attempt_times
+      ELSE ${COUNTED_ATTEMPTS} || $3::timestamptz END
   RETURNING attempts, locked_until, window_started_at`;
 
 /** Forgets the pair's attempts ($1 username, $2 client key). */
@@ -120,9 +130,9 @@ export const RECORD_SUCCESS = `
 /**
  * Gives back the slots of an attempt whose password was never checked ($1 username, $2 client key;
  * identity did not answer): the pair's attempt while the pair refused none ($4 attempts at most; the
- * lock the last of them armed goes with it) and is still in the window the attempt was counted in ($5,
- * its start: a window started since, or a pair a success freed and a later attempt began again, holds
- * none of its attempts, and taking one off would let it check a sixth password), and the budget's slot
+ * lock the last of them armed goes with it) and still holds it (its time, $5, among the attempts the
+ * pair counts: a pair a lock's end or a success started afresh holds none of its attempts, and taking
+ * one off would let it check a sixth password), and the budget's slot
  * when the attempt took one ($3: the start of the window it took it in, as RECORD_SUCCESS's $5; null
  * for a check that has no budget, as the MFA settings') while nothing of that window was refused.
  * Locks the pair's row before the budget's, as RECORD_SUCCESS does (`given_back` reads `pair` only to
@@ -130,8 +140,10 @@ export const RECORD_SUCCESS = `
  */
 export const GIVE_BACK = `
   WITH pair AS (
-    UPDATE login_throttles SET attempts = attempts - 1, locked_until = NULL
-    WHERE username = $1 AND client_ip = $2 AND window_started_at = $5::timestamptz AND attempts > 0
+    UPDATE login_throttles SET attempts = attempts - 1, locked_until = NULL,
+      attempt_times = attempt_times[:array_position(attempt_times, $5::timestamptz) - 1]
+        || attempt_times[array_position(attempt_times, $5::timestamptz) + 1:]
+    WHERE username = $1 AND client_ip = $2 AND $5::timestamptz = ANY(attempt_times) AND attempts > 0
       AND (locked_until IS NULL OR attempts <= $4::int)
     RETURNING 1
   ), given_back AS (

@@ -53,9 +53,9 @@ export class LoginThrottle {
 
   /**
    * Before the password check: takes a slot of the (username, IP) pair and, unless the source is
-   * exempt, of the account's budget; refuses a locked pair, or a spent budget. Answers the windows it
-   * took them in (`budget` when it took a slot of the budget): what `succeeded` and `notChecked` give
-   * them back to.
+   * exempt, of the account's budget; refuses a locked pair, or a spent budget. Answers when it took the
+   * pair's slot and the window it took the budget's in (`budget` when it took one): what `succeeded`
+   * and `notChecked` give them back to.
    */
   async admit(source: LoginSource): Promise<TakenSlots> {
     const deviceExempt = await this.hasDeviceCredential(source);
@@ -69,10 +69,10 @@ export class LoginThrottle {
     );
     const locked = this.lockout.refusalOf(pair, now);
     if (locked) throw locked;
-    if (!budget) return { pair: pair.windowStartedAt };
+    if (!budget) return { pair: now };
     const spent = this.budgetRefusal(budget, now);
     if (spent) throw spent;
-    return { pair: pair.windowStartedAt, budget: budget.windowStartedAt };
+    return { pair: now, budget: budget.windowStartedAt };
   }
 
   /**
@@ -95,8 +95,8 @@ export class LoginThrottle {
 
   /**
    * After an attempt whose password could not be checked (identity did not answer): no failure, so it
-   * gives back the slots `admit` took, each to the window it was taken in (`slots`). Best effort: the
-   * caller answers the outage either way.
+   * gives back the slots `admit` took (`slots`: the pair's while the pair still counts it, the budget's
+   * to the window it was taken in). Best effort: the caller answers the outage either way.
    */
   async notChecked(source: LoginSource, slots: TakenSlots): Promise<void> {
     await this.repository.giveBack(source.username, source.clientIp, slots, PAIR_RULES).catch(() => undefined);

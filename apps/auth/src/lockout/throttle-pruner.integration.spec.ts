@@ -49,4 +49,17 @@ describe('login throttle retention (real Postgres, injected clock)', () => {
     expect(await auth.harness.get(ThrottlePruner).prune()).toBe(2 * many);
     expect(await rows()).toEqual({ pairs: 0, budgets: 0 });
   });
+
+  it('keeps a pair whose oldest failure is past the window while later ones still count', async () => {
+    const pair = ['sliding@example.test', '198.51.100.8'] as const;
+    expect(await fail(...pair)).toBe('invalid_grant');
+    auth.harness.clock.advance(14 * MINUTE_MS);
+    for (let n = 0; n < MAX_FAILURES - 2; n += 1) expect(await fail(...pair)).toBe('invalid_grant');
+    // The first failure is out of the window, the three others are not: pruned, they were forgotten.
+    auth.harness.clock.advance(2 * MINUTE_MS);
+    await auth.harness.get(ThrottlePruner).prune();
+    expect(await fail(...pair)).toBe('invalid_grant');
+    expect(await fail(...pair)).toBe('invalid_grant');
+    expect(await fail(...pair)).toBe('login_locked');
+  });
 });

@@ -13,11 +13,11 @@ import { LoginSource } from '../lockout/login-source';
  */
 const MFA_SETTINGS_SOURCE = 'mfa-enrolment';
 
-/** An MFA settings password check that passed: the account's e-mail, its lockout pair and the slot's window. */
+/** An MFA settings password check that passed: the account's e-mail, its lockout pair and when it took its slot. */
 export interface PasswordProof {
   email: string;
   source: LoginSource;
-  slotWindow: Date;
+  slotTakenAt: Date;
 }
 
 /**
@@ -46,14 +46,14 @@ export class CurrentPassword {
     const email = await this.identity.emailOf(callerToken);
     if (!email) throw wrongPassword();
     const source = { username: email.trim().toLowerCase(), clientIp: MFA_SETTINGS_SOURCE, deviceId: '' };
-    const slotWindow = await this.lockout.takeSlot(source);
+    const slotTakenAt = await this.lockout.takeSlot(source);
     const user = await this.identity.verifyPassword(email, password).catch(async (error: unknown) => {
       // Identity did not answer (503): the password was not checked, so the attempt is no failure.
-      await this.lockout.notChecked(source, slotWindow);
+      await this.lockout.notChecked(source, slotTakenAt);
       throw error;
     });
     if (!user || user.id !== caller.subject) throw wrongPassword();
-    return { email, source, slotWindow };
+    return { email, source, slotTakenAt };
   }
 
   /**
@@ -71,7 +71,7 @@ export class CurrentPassword {
    * more, at the rate limit's pace instead of five per 15 minutes.
    */
   async passwordOnly(proof: PasswordProof): Promise<void> {
-    await this.lockout.notChecked(proof.source, proof.slotWindow);
+    await this.lockout.notChecked(proof.source, proof.slotTakenAt);
   }
 }
 
