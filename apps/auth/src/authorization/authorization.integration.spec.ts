@@ -562,6 +562,22 @@ describe('authorization code + PKCE (real Postgres, real login policies, injecte
       expect((await refusal(secondStep(freshIp()))).code).toBe('invalid_grant');
     });
 
+    it('keeps the code of a sign-in refused for its scope: the same recovery code signs in after it', async () => {
+      const caller = { subject: MFA_USER.id, kind: 'user', orgId: ORG, roles: ['member'] } as unknown as Caller;
+      const { codes } = await auth.harness
+        .get(RecoveryCodesService)
+        .create({ ...caller, scopes: new Set(['users:read']) }, 'token', PASSWORD);
+      const ip = freshIp();
+      const secondStep = async (scope: string) => {
+        const request = parameters({ scope });
+        const { mfaTicket } = await signIn({ parameters: request, username: MFA_USER.email, clientIp: ip });
+        return signIn({ parameters: request, username: '', password: '', mfaTicket, mfaCode: codes[0], clientIp: ip });
+      };
+      // The app asks only for users:write, which a member does not hold.
+      expect(await secondStep('users:write')).toMatchObject({ error: 'invalid_scope', code: '' });
+      expect((await secondStep('users:read')).code).not.toBe('');
+    });
+
     it("refuses a ticket issued before the user's sessions were ended (disabled, deleted, password changed)", async () => {
       auth.harness.clock.advance(90_000);
       const ip = freshIp();

@@ -7,6 +7,7 @@ import { Injectable } from '@nestjs/common';
 import { AuthorizationCodes } from '../authorization-codes/authorization-codes';
 import { OAuthClient } from '../clients/client.repository';
 import { ClientService } from '../clients/client.service';
+import { VerifiedUser } from '../identity/identity.client';
 import { attemptOf, LoginCredential, PasswordLogin, userAwaitingMfa } from '../login/password-login';
 import { AUTHORIZE } from '../metrics/auth-metrics';
 import { grantScopes } from '../oauth/scope';
@@ -92,11 +93,20 @@ export class AuthorizationService {
           if (!username || (!ticket && !request.password)) {
             throw new DomainError('invalid_request', 'Enter your e-mail and password.');
           }
-          const { user, deviceToken, checkedAt } = await this.login.verify(attemptOf(request, username), credential);
-          const scopes = checked.scopes.filter((scope) => scopesOfRoles(user.roles).includes(scope));
-          if (scopes.length === 0) {
-            throw new DomainError('invalid_scope', 'The account holds none of the scopes asked for.');
-          }
+          const scopesFor = (user: VerifiedUser): string[] => {
+            const granted = checked.scopes.filter((scope) => scopesOfRoles(user.roles).includes(scope));
+            if (granted.length === 0) {
+              throw new DomainError('invalid_scope', 'The account holds none of the scopes asked for.');
+            }
+            return granted;
+          };
+          // Judged before an MFA code is spent too: a sign-in refused for its scope keeps its code.
+          const { user, deviceToken, checkedAt } = await this.login.verify(
+            attemptOf(request, username),
+            credential,
+            scopesFor,
+          );
+          const scopes = scopesFor(user);
           const issued = await this.codes.issue(
             {
               clientId: checked.client.id,

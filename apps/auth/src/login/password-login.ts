@@ -79,7 +79,9 @@ export const userAwaitingMfa = (error: unknown): Pick<MfaPending, 'user' | 'chec
  * 4. only then, so the answer reveals nothing to someone without the password, the account must be
  *    active;
  * 5. MFA: an account with a confirmed factor needs a fresh, right code; a missing or wrong code
- *    keeps the slots too (it counts as a failure and never resets a count);
+ *    keeps the slots too (it counts as a failure and never resets a count); so does the caller's own
+ *    refusal of the user (`admissible`: the scope it asks for), judged before the code is checked, so a
+ *    login refused whatever its code does not use up a recovery code or a TOTP step;
  * 6. success: the pair is freed, the IP is remembered as the account's own (the ceiling's slot is
  *    given back), in one statement, and the device gets a new device credential.
  */
@@ -92,7 +94,11 @@ export class PasswordLogin {
     private readonly clock: Clock,
   ) {}
 
-  async verify(typed: LoginAttempt, credential: LoginCredential): Promise<LoginSuccess> {
+  async verify(
+    typed: LoginAttempt,
+    credential: LoginCredential,
+    admissible: (user: VerifiedUser) => void = () => undefined,
+  ): Promise<LoginSuccess> {
     const checkedAt = 'password' in credential ? this.clock.now() : credential.checkedAt;
     // No user's login name is longer than an e-mail may be (a phone's is shorter still). Such a name is
     // refused as a wrong password before anything is counted under it: its key (identity's
@@ -108,7 +114,7 @@ export class PasswordLogin {
           };
     try {
       return {
-        ...(await this.steps({ ...typed, username: login.key }, typed.username, credential, checkedAt)),
+        ...(await this.steps({ ...typed, username: login.key }, typed.username, credential, checkedAt, admissible)),
         checkedAt,
       };
     } catch (refusal) {
@@ -123,6 +129,7 @@ export class PasswordLogin {
     typed: string,
     credential: LoginCredential,
     checkedAt: number,
+    admissible: (user: VerifiedUser) => void,
   ): Promise<Omit<LoginSuccess, 'checkedAt'>> {
     const slots = await this.throttle.admit(attempt);
     const user =
@@ -136,11 +143,13 @@ export class PasswordLogin {
     if (!user) throw OAuthErrors.badCredentials();
     if (user.status === 'disabled') throw OAuthErrors.accountDisabled();
     if (user.status !== 'active') throw OAuthErrors.accountNotActive();
-    await this.mfa.verifyCode(user.id, attempt.mfaCode).catch((refusal: unknown) => {
-      throw refusal instanceof DomainError && refusal.code === 'mfa_required'
-        ? new MfaPending(refusal, user, checkedAt)
-        : refusal;
-    });
+    await this.mfa
+      .verifyCode(user.id, attempt.mfaCode, () => admissible(user))
+      .catch((refusal: unknown) => {
+        throw refusal instanceof DomainError && refusal.code === 'mfa_required'
+          ? new MfaPending(refusal, user, checkedAt)
+          : refusal;
+      });
     const deviceToken = await this.throttle.succeeded(attempt, user.id, slots);
     return { user, deviceToken };
   }

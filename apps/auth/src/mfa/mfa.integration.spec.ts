@@ -8,6 +8,7 @@ import { refusal } from '../test-support/refusal';
 import { TokenRequest } from '../tokens/grants/grant';
 import { TokenService } from '../tokens/token.service';
 import { MfaService } from './mfa.service';
+import { RecoveryCodesService } from './recovery-codes.service';
 
 const ORG = '3f0e4c1a-5b8e-4c33-9a53-1f2b3c4d5e6f';
 const USER: VerifiedUser = {
@@ -204,6 +205,20 @@ describe('MFA with TOTP (real Postgres, injected clock)', () => {
     expect(await outcomeOf(tokens.issue(login({ clientIp: ip })))).toBe('mfa_required');
     expect(await outcomeOf(tokens.issue(login({ password: 'wrong', clientIp: ip })))).toBe('invalid_grant');
     expect(await outcomeOf(tokens.issue(login({ mfaCode: code(), clientIp: ip })))).toBe('login_locked');
+  });
+
+  it('spends no code on a login refused for its scope: the same recovery code and TOTP code sign in after it', async () => {
+    nextStep();
+    const { codes } = await auth.harness.get(RecoveryCodesService).create(callerOf(), 'token', 'right-password');
+    const ip = '203.0.113.25';
+    // A member asking for users:write, a scope its role does not hold: refused whatever the code.
+    for (const mfaCode of [codes[0], code()]) {
+      expect(await outcomeOf(tokens.issue(login({ scope: 'users:write', mfaCode, clientIp: ip })))).toBe(
+        'invalid_scope',
+      );
+    }
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: codes[0], clientIp: ip })))).toBe('ok');
+    expect(await outcomeOf(tokens.issue(login({ mfaCode: code(), clientIp: ip })))).toBe('ok');
   });
 
   it('leaves accounts without MFA alone', async () => {

@@ -28,12 +28,17 @@ export class MfaPolicy {
     private readonly clock: Clock,
   ) {}
 
-  /** After a correct password: passes an account without MFA, else needs a fresh, right `mfaCode`. */
-  async verifyCode(userId: string, mfaCode: string): Promise<void> {
+  /**
+   * After a correct password: passes an account without MFA, else needs a fresh, right `mfaCode`.
+   * `beforeSpending` runs just before a code is checked (and, when right, spent): what refuses the
+   * login whatever the code (the scope asked for) refuses it there, so the code stays usable.
+   */
+  async verifyCode(userId: string, mfaCode: string, beforeSpending?: () => void): Promise<void> {
     const factor = await this.repository.find(userId);
     if (!factor?.confirmedAt) return;
     const code = mfaCode.trim();
     if (!code) throw mfaRequired();
+    beforeSpending?.();
     const check = await this.useCode(userId, factor.encryptedSecret, code);
     if (check === 'invalid') throw badCode('mfa_code_invalid');
     if (check === 'reused') throw badCode('mfa_code_reused');

@@ -6,6 +6,7 @@ import { Inject, Injectable } from '@nestjs/common';
 
 import { ClientService, PASSWORD } from '../../clients/client.service';
 import { AUTH_CONFIG, AuthConfig } from '../../config';
+import { VerifiedUser } from '../../identity/identity.client';
 import { AccessTokenIssuer } from '../../keys/access-token.issuer';
 import { attemptOf, PasswordLogin } from '../../login/password-login';
 import { OAuthErrors } from '../../oauth/oauth-errors';
@@ -37,16 +38,25 @@ export class PasswordGrant implements Grant {
     const username = required(request, 'username', 'username').trim().toLowerCase();
     const password = required(request, 'password', 'password');
     const client = await this.client(request);
-    const { user, deviceToken, checkedAt } = await this.login.verify(attemptOf(request, username), { password });
-    const userScopes = scopesOfRoles(user.roles);
-    const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
-    const scopes = grantScopes(request.scope, allowed);
-    // RFC 6749 §3.3: without a scope the default applies, or the request fails with invalid_scope. A
-    // default with nothing in it (the client's scopes and the account's share none) grants nothing, and
-    // the login page refuses it too; issued, it was an access token every route refuses and a session.
-    if (scopes.length === 0) {
-      throw OAuthErrors.invalidScope('The account holds none of the scopes this client may be granted.');
-    }
+    const scopesFor = (user: VerifiedUser): string[] => {
+      const userScopes = scopesOfRoles(user.roles);
+      const allowed = client.scopes ? userScopes.filter((scope) => client.scopes?.includes(scope)) : userScopes;
+      const granted = grantScopes(request.scope, allowed);
+      // RFC 6749 §3.3: without a scope the default applies, or the request fails with invalid_scope. A
+      // default with nothing in it (the client's scopes and the account's share none) grants nothing, and
+      // the login page refuses it too; issued, it was an access token every route refuses and a session.
+      if (granted.length === 0) {
+        throw OAuthErrors.invalidScope('The account holds none of the scopes this client may be granted.');
+      }
+      return granted;
+    };
+    // The scope is judged before an MFA code is spent too: a login refused for it keeps its code.
+    const { user, deviceToken, checkedAt } = await this.login.verify(
+      attemptOf(request, username),
+      { password },
+      scopesFor,
+    );
+    const scopes = scopesFor(user);
     const grant = { userId: user.id, orgId: user.orgId, clientId: client.id, scopes, roles: user.roles };
     // The family first, so a revocation of the user's sessions that sees no family saw no token of it;
     // begun when the password was checked, so a revocation from a later time ends it, however late it
