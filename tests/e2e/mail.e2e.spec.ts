@@ -245,6 +245,23 @@ describe('activation e-mail', () => {
     for (const address of addresses) expect(smtp.to(address)).toHaveLength(1);
   });
 
+  it('sends no e-mail for a user deleted while NATS was down: its link died with it', async () => {
+    const typo = email('deleted-offline');
+    const marker = email('marker-after-deletion');
+    await nats.stop();
+    try {
+      const created = await createUser({ email: typo, display_name: 'Typo' });
+      expect(created.status).toBe(201);
+      expect((await request(stack.url(`/v2/users/${created.body.id}`), { method: 'DELETE', token })).status).toBe(204);
+      expect((await createUser({ email: marker, display_name: 'Marker' })).status).toBe(201);
+    } finally {
+      await nats.start();
+    }
+    await waitFor('the later e-mail', () => (smtp.to(marker).length > 0 ? true : undefined), { timeoutMs: 30_000 });
+    await settle();
+    expect(smtp.attemptsTo(typo)).toHaveLength(0);
+  });
+
   it('loses and repeats nothing when the mailer is stopped mid-batch and restarted', async () => {
     const addresses = Array.from({ length: 12 }, () => email('batch'));
     await Promise.all(addresses.map((address) => createUser({ email: address, display_name: 'Batch' })));

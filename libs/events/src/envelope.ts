@@ -84,7 +84,10 @@ export const userCreated = envelope(
     display_name: z.string(),
     locale: z.string(),
     send_activation: z.boolean(),
-    /** Present only when an activation e-mail is to be sent. */
+    /**
+     * Present only when an activation e-mail is to be sent; left out when the user was deleted before
+     * the event was published.
+     */
     activation_token: z.string().optional(),
     activation_expires_at: z.string().optional(),
   }),
@@ -104,7 +107,8 @@ export const passwordResetRequested = envelope(
     email: z.string(),
     display_name: z.string(),
     locale: z.string(),
-    token: z.string(),
+    /** Absent when the user was deleted before the event was published: no mail is sent. */
+    token: z.string().optional(),
     expires_at: z.string(),
     /** True when the user is still `pending`: the link activates the account (absent in older events: a reset). */
     activation: z.boolean().optional(),

@@ -59,10 +59,22 @@ export class OutboxRepository {
     await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('identity-outbox-relay'))`;
   }
 
-  /** The oldest unpublished events, locked for this relay (other instances skip them). */
+  /**
+   * The oldest unpublished events, locked for this relay (other instances skip them). An event whose
+   * user was deleted since comes without its one-time token: its link died with the user (the
+   * deletion took its tokens), and the mailer sends no mail without one, which would have brought a
+   * dead link to an address that no longer has an account (the broker away while an admin deleted
+   * a user created by mistake). The event itself stays, for its other consumers (the audit).
+   */
   lockBatch(db: Prisma.TransactionClient, limit: number): Promise<OutboxRow[]> {
     return db.$queryRaw<OutboxRow[]>`
-      SELECT id, type, payload FROM outbox_events
+      SELECT id, type,
+        CASE WHEN (payload->'data') ?| array['activation_token', 'token']
+              AND NOT EXISTS (SELECT 1 FROM users WHERE users.id = (payload->'data'->>'user_id')::uuid)
+          THEN jsonb_set(payload, '{data}', (payload->'data') - 'activation_token' - 'token')
+          ELSE payload
+        END AS payload
+      FROM outbox_events
       WHERE published_at IS NULL
       ORDER BY created_at
       LIMIT ${limit}

@@ -1,8 +1,10 @@
 import { Caller, scopesOfRoles } from '@acct/access-token';
-import { userDeleted, userDisabled, userEnabled, userUpdated } from '@acct/events';
+import { passwordResetRequested, userCreated, userDeleted, userDisabled, userEnabled, userUpdated } from '@acct/events';
 
 import { PasswordSetService } from '../activation/password-set.service';
+import { OutboxRepository } from '../outbox/outbox.repository';
 import { PrismaService } from '../prisma/prisma.service';
+import { Transactions } from '../prisma/transactions';
 import { callerOf, domainFailure, IdentityHarness, SeededOrg } from '../testing/identity-harness';
 import { CreateUserCommand, CreateUserService } from './create-user.service';
 import { DeleteUserService } from './delete-user.service';
@@ -700,6 +702,29 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       });
       const again = await create(globex, { email: 'leaving@acme.example.com', phone: '+33612345678' });
       expect(again).toMatchObject({ email: 'leaving@acme.example.com', phone: '+33612345678' });
+    });
+
+    it('publishes its mails still in the outbox without their links: no mail brings a dead link to an address without an account', async () => {
+      // The broker is away (the harness has none): the user's activation and reset mails wait in the outbox.
+      const user = await create(acme, { email: 'typo@acme.example.com', sendActivation: true });
+      const kept = await create(acme, { email: 'kept@acme.example.com', sendActivation: true });
+      await identity.get(PasswordSetService).requestReset(acme.admin, user.id, true);
+      await deletes.delete(acme.admin, user.id, []);
+      // What the relay publishes once the broker is back.
+      const batch = await identity.get(Transactions).run((db) => identity.get(OutboxRepository).lockBatch(db, 1000));
+      const published = (type: string, userId: string) =>
+        batch.find((row) => row.type === type && (row.payload as { data: { user_id: string } }).data.user_id === userId)
+          ?.payload;
+      // Still the admin's actions, for the audit, but without a link: the mailer sends nothing for them.
+      const created = userCreated.parse(published('identity.user.created', user.id));
+      expect(created.data).toMatchObject({ user_id: user.id, email: 'typo@acme.example.com' });
+      expect(created.data.activation_token).toBeUndefined();
+      const reset = passwordResetRequested.parse(published('identity.user.password_reset_requested', user.id));
+      expect(reset.data).toMatchObject({ user_id: user.id });
+      expect(reset.data.token).toBeUndefined();
+      expect(userCreated.parse(published('identity.user.created', kept.id)).data.activation_token).toEqual(
+        expect.any(String),
+      );
     });
   });
 

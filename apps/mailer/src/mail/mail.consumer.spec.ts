@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { FakeClock } from '@acct/clock';
-import { Outcome, PASSWORD_RESET_REQUESTED, USER_CREATED } from '@acct/events';
+import { Outcome, PASSWORD_RESET_REQUESTED, USER_CREATED, USER_DELETED } from '@acct/events';
 import { createLogger } from '@acct/observability';
 import { LocalObjectStorage, SmtpCatcher } from '@acct/testing';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -182,6 +182,51 @@ describe('MailConsumer', () => {
     expect(smtp.to(invited).map((mail) => mail.subject)).toEqual(['Activate your account']);
     expect(smtp.to(active).map((mail) => mail.subject)).toEqual(['Reset your password']);
     expect(smtp.to(older).map((mail) => mail.subject)).toEqual(['Reset your password']);
+  });
+
+  it('sends nothing for the events whose link identity withdrew (the user deleted before they were published)', async () => {
+    const [invited, reset] = [address('deleted-invited'), address('deleted-reset')];
+    const created = eventFor(invited, clock.now());
+    const { activation_token: _withdrawn, ...createdData } = created.data;
+    const withdrawnReset = {
+      ...eventFor(reset, clock.now()),
+      type: PASSWORD_RESET_REQUESTED,
+      data: {
+        user_id: randomUUID(),
+        org_id: 'org-1',
+        email: reset,
+        display_name: 'Ada',
+        locale: 'en',
+        expires_at: new Date(clock.now() + DAY_MS).toISOString(),
+      },
+    };
+    expect(await consumer.handle(delivery({ ...created, data: createdData }, 1))).toBe('ack');
+    expect(await consumer.handle({ ...delivery(withdrawnReset, 1), subject: PASSWORD_RESET_REQUESTED })).toBe('ack');
+    expect(smtp.attemptsTo(invited)).toHaveLength(0);
+    expect(smtp.attemptsTo(reset)).toHaveLength(0);
+  });
+
+  it('sends no mail it still held back (the SMTP server deferring it) once the user was deleted: its link died with it', async () => {
+    const to = address('deleted-while-deferred');
+    smtp.refuse(to, 'temporary', 1);
+    const event = eventFor(to, clock.now());
+    expect(await consumer.handle(delivery(event, 1))).toEqual({ retryInMs: expect.any(Number) });
+    const deleted = {
+      id: randomUUID(),
+      type: USER_DELETED,
+      version: 1,
+      occurred_at: new Date(clock.now()).toISOString(),
+      data: {
+        user_id: event.data.user_id,
+        org_id: event.data.org_id,
+        occurred_at: new Date(clock.now()).toISOString(),
+      },
+    };
+    expect(await consumer.handle({ ...delivery(deleted, 1), subject: USER_DELETED })).toBe('ack');
+    expect(await consumer.handle(delivery(event, 2))).toBe('ack');
+    expect(await consumer.handle(delivery(event, 3))).toBe('ack');
+    expect(smtp.attemptsTo(to)).toHaveLength(1);
+    expect(smtp.to(to)).toHaveLength(0);
   });
 
   it('sends once: a redelivery after the mail went out is acknowledged without sending', async () => {

@@ -1,5 +1,13 @@
 import { Clock } from '@acct/clock';
-import { EventConsumer, EventOf, Outcome, PASSWORD_RESET_REQUESTED, STREAMS, USER_CREATED } from '@acct/events';
+import {
+  EventConsumer,
+  EventOf,
+  Outcome,
+  PASSWORD_RESET_REQUESTED,
+  STREAMS,
+  USER_CREATED,
+  USER_DELETED,
+} from '@acct/events';
 import { METRICS_REGISTRY } from '@acct/observability';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -38,9 +46,12 @@ function labelsOf(json: unknown): EventLabels {
 const withoutAddresses = (reply: string) => reply.replace(/[^\s<>"]+@[^\s<>"]+/g, '<address>');
 
 type MailEventType = typeof USER_CREATED | typeof PASSWORD_RESET_REQUESTED;
+/** The mails' events, and the deletion of a user, which ends the mails of its still waiting. */
+type HandledType = MailEventType | typeof USER_DELETED;
 
 interface MailJob {
   eventId: string;
+  userId: string;
   kind: MailKind;
   to: string;
   displayName: string;
@@ -58,7 +69,8 @@ interface MailJob {
  * Once the mail is out, writing the copy is retried (the message kept in progress) until the store
  * answers, so an object-storage outage delays the record but never repeats the mail; only a crash
  * (or a stop that outlasts the consumer's stop grace) before the copy is written can. Events that
- * need no mail are acked.
+ * need no mail are acked. A user's deletion is marked in the archive too: a mail of its still waiting
+ * for a retry then brings a dead link, to an address that has no account any more, and is not sent.
  *
  * A failed attempt is classified (delivery-policy.ts): a permanent SMTP refusal is recorded as
  * undeliverable and acked at once; anything else is retried with exponential back-off and jitter
@@ -66,7 +78,7 @@ interface MailJob {
  * Every log line about an event carries its `event_id` and `request_id`.
  */
 @Injectable()
-export class MailConsumer extends EventConsumer<MailEventType> {
+export class MailConsumer extends EventConsumer<HandledType> {
   private readonly mailLogger: PinoLogger;
   private readonly sender: MailSender;
   private readonly archive: MessageArchive;
@@ -89,7 +101,7 @@ export class MailConsumer extends EventConsumer<MailEventType> {
       stream: STREAMS.identity,
       durable: 'mailer',
       filterSubject: 'identity.user.>',
-      types: [USER_CREATED, PASSWORD_RESET_REQUESTED],
+      types: [USER_CREATED, PASSWORD_RESET_REQUESTED, USER_DELETED],
       logger: new Logger('mail'),
     });
     this.mailLogger = logger.child({ context: 'mail' });
@@ -152,7 +164,8 @@ export class MailConsumer extends EventConsumer<MailEventType> {
     );
   }
 
-  protected async handleEvent(event: EventOf<MailEventType>, message: JsMsg): Promise<Outcome> {
+  protected async handleEvent(event: EventOf<HandledType>, message: JsMsg): Promise<Outcome> {
+    if (event.type === USER_DELETED) return this.markUserDeleted(event, message);
     const job = jobOf(event);
     if (!job) return 'ack';
     const labels = labelsOf(event);
@@ -160,9 +173,16 @@ export class MailConsumer extends EventConsumer<MailEventType> {
     const log = this.mailLogger.child({ event_id: job.eventId, kind: job.kind });
     let archived: Buffer;
     try {
-      const done = await this.archive.outcomeOf(job.eventId);
+      const [done, userDeleted] = await Promise.all([
+        this.archive.outcomeOf(job.eventId),
+        this.archive.isUserDeleted(job.userId),
+      ]);
       if (done) {
         log.info(`${job.kind} mail already ${done}: a redelivery, acknowledged`);
+        return 'ack';
+      }
+      if (userDeleted) {
+        log.info(`${job.kind} mail not sent: its user was deleted, and its link with it`);
         return 'ack';
       }
       // Held up (the broker, the mailer or the SMTP server away) past the link's expiry, the mail
@@ -193,6 +213,24 @@ export class MailConsumer extends EventConsumer<MailEventType> {
     this.sent.inc({ kind: job.kind });
     log.info(`sent ${job.kind} mail for event ${job.eventId}`);
     return 'ack';
+  }
+
+  /**
+   * Marks the user deleted: its links died with it, so a mail of its still waiting (a retry, the SMTP
+   * server away) is not sent. Retried with the mails' back-off while object storage is away.
+   */
+  private async markUserDeleted(event: EventOf<typeof USER_DELETED>, message: JsMsg): Promise<Outcome> {
+    try {
+      await this.archive.markUserDeleted(event.data.user_id, event.id, event.occurred_at);
+      return 'ack';
+    } catch (error) {
+      const delay = retryDelayMs(message.info.deliveryCount, this.policy);
+      this.mailLogger.warn(
+        { event_id: event.id, retry_in_ms: delay },
+        `deleted user ${event.data.user_id} not marked yet (${(error as Error).message}); retrying in ${delay} ms`,
+      );
+      return { retryInMs: delay };
+    }
   }
 
   /**
@@ -293,12 +331,16 @@ export class MailConsumer extends EventConsumer<MailEventType> {
   }
 }
 
-/** The mail an event asks for, if any: an activation only when identity asked for one. */
+/**
+ * The mail an event asks for, if any: an activation only when identity asked for one, and none for an
+ * event without its token (the user deleted before its event left identity's outbox).
+ */
 function jobOf(event: EventOf<MailEventType>): MailJob | undefined {
   if (event.type === USER_CREATED) {
     if (!event.data.send_activation || !event.data.activation_token) return undefined;
     return {
       eventId: event.id,
+      userId: event.data.user_id,
       kind: 'activation',
       to: event.data.email,
       displayName: event.data.display_name,
@@ -307,8 +349,11 @@ function jobOf(event: EventOf<MailEventType>): MailJob | undefined {
       expiresAt: event.data.activation_expires_at,
     };
   }
+  // No link (the user was deleted before its event left identity's outbox): nothing to send.
+  if (!event.data.token) return undefined;
   return {
     eventId: event.id,
+    userId: event.data.user_id,
     // A pending user's link from the reset operation is its activation (interface §3).
     kind: event.data.activation ? 'activation' : 'password_reset',
     to: event.data.email,

@@ -23,6 +23,7 @@ export type ArchivedOutcome = 'sent' | 'undeliverable';
  * Copies of sent messages in object storage, one object per event: `messages/<event id>.eml`, and
  * beside them `undeliverable/<event id>.json` for mails given up. Either object is the mailer's record
  * of what it did with the event, so a redelivered event is recognised and nothing is sent twice.
+ * `deleted-users/<user id>.json` marks a deleted user: a mail of its still waiting for a retry is not sent.
  */
 export class MessageArchive {
   constructor(
@@ -40,6 +41,11 @@ export class MessageArchive {
     return `undeliverable/${eventId}.json`;
   }
 
+  /** The mark of a deleted user: its mails not sent yet carry links that died with it. */
+  static deletedUserKeyOf(userId: string) {
+    return `deleted-users/${userId}.json`;
+  }
+
   /** `sent`, `undeliverable`, or undefined when the event's mail was neither sent nor given up. */
   async outcomeOf(eventId: string): Promise<ArchivedOutcome | undefined> {
     const [sent, undeliverable] = await Promise.all([
@@ -47,6 +53,23 @@ export class MessageArchive {
       this.exists(MessageArchive.undeliverableKeyOf(eventId)),
     ]);
     return sent ? 'sent' : undeliverable ? 'undeliverable' : undefined;
+  }
+
+  /** Marks a user deleted, by its `identity.user.deleted` event (its id and time, for support). */
+  async markUserDeleted(userId: string, eventId: string, occurredAt: string): Promise<void> {
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: MessageArchive.deletedUserKeyOf(userId),
+        Body: JSON.stringify({ user_id: userId, event_id: eventId, occurred_at: occurredAt }),
+        ContentType: 'application/json',
+      }),
+      { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+    );
+  }
+
+  isUserDeleted(userId: string): Promise<boolean> {
+    return this.exists(MessageArchive.deletedUserKeyOf(userId));
   }
 
   private async exists(key: string): Promise<boolean> {
