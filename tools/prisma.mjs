@@ -67,6 +67,17 @@ function migrate(service, args, options) {
 }
 
 export async function ensureDatabase(url) {
+  // Usually the database is there (created beforehand, or by an earlier run): then the server's
+  // `postgres` database, which the user may not be allowed to connect to, is not needed.
+  const existing = new pg.Client({ connectionString: url });
+  try {
+    await existing.connect();
+    return;
+  } catch (error) {
+    if (error.code !== '3D000') throw error; // anything but "database does not exist"
+  } finally {
+    await existing.end().catch(() => undefined);
+  }
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.slice(1));
   const admin = new URL(url);

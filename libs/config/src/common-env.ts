@@ -17,8 +17,21 @@ export const isPerDeployment = (schema: z.ZodType): boolean => perDeploymentSche
 /** A TCP port, given as a string in the environment. */
 export const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
-/** A positive duration in milliseconds. */
-export const millis = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** The longest a Node timer waits: a longer delay is set to 1 ms (with only a TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A positive duration in milliseconds, at most MAX_TIMER_MS: each is a timer's delay or a timeout, and
+ * one past it fired at once (a statement timeout failed every query, a shutdown grace dropped the work
+ * in flight).
+ */
+export const millis = (fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(MAX_TIMER_MS, { message: `must be at most ${MAX_TIMER_MS} (about 24.8 days), the longest a timer waits` })
+    .default(fallback);
 
 /** A URL with one of the given schemes. */
 export const urlWithScheme = (schemes: string[], fallback: string) =>

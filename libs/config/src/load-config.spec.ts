@@ -1,4 +1,4 @@
-import { commonEnv, databaseUrl, flag, grpcAddress, port, tokenEnv } from './common-env';
+import { commonEnv, databaseUrl, flag, grpcAddress, port, queryTimeoutEnv, tokenEnv } from './common-env';
 import { ConfigError, loadConfig } from './load-config';
 
 describe('loadConfig', () => {
@@ -71,6 +71,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig(shape, { OTEL_TRACES_EXPORTER: 'otlp,jeager' })).toThrow(/OTEL_TRACES_EXPORTER: /);
     expect(() => loadConfig(shape, { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http' })).toThrow(
       /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: /,
+    );
+  });
+
+  it("refuses, by name, a duration longer than Node's timers can wait (they would fire after 1 ms instead)", () => {
+    // 2^31 - 1 ms (about 24.8 days) is the longest: a statement timeout of 2^31 ms failed every query at
+    // once, and a shutdown grace of 2^31 ms exited 1 at SIGTERM, dropping the requests in flight.
+    expect(loadConfig(shape, { GRPC_DEADLINE_MS: '2147483647' }).GRPC_DEADLINE_MS).toBe(2_147_483_647);
+    for (const tooLong of ['2147483648', '3000000000']) {
+      expect(() => loadConfig(shape, { GRPC_DEADLINE_MS: tooLong })).toThrow(/GRPC_DEADLINE_MS: .*24\.8 days/);
+    }
+    expect(() => loadConfig(queryTimeoutEnv, { DATABASE_QUERY_TIMEOUT_MS: '3000000000' })).toThrow(
+      /DATABASE_QUERY_TIMEOUT_MS: /,
     );
   });
 

@@ -141,6 +141,50 @@ describe('SigningKeyService (real Postgres)', () => {
     expect(rows.map((row) => row.kid)).toEqual([newKid]);
   });
 
+  it('has a running instance that cannot decrypt the key a withdrawal put in place stop signing with and publishing the withdrawn one', async () => {
+    // The operator's shell ran `rotate-signing-key --withdraw-old` with another AUTH_KEY_ENCRYPTION_KEY
+    // (the Secret's new one, after a leak) than the instances that still run: the leaked key must not
+    // stay in their key set, nor sign their tokens, while they cannot use the new one.
+    const running = instance();
+    await running.reload();
+    const leaked = await signWith(running);
+    const operatorConfig = loadAuthConfig({
+      AUTH_DATABASE_URL: database.url,
+      AUTH_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
+    });
+    const prisma = new PrismaService(operatorConfig);
+    clients.push(prisma);
+    const operator = new SigningKeyService(new SigningKeyRepository(prisma), new FakeClock(), operatorConfig);
+    const newKid = await operator.rotate({ withdrawPrevious: true });
+
+    await expect(running.reload()).rejects.toThrow('cannot be decrypted');
+    expect((await running.publishedKeys()).map((key) => key.kid)).toEqual([newKid]);
+    expect(await verifies(running, leaked.token)).toBe(false);
+    // Like an instance started now with its key: unready, and no token is issued (503) until it is.
+    expect(running.ready).toBe(false);
+    await expect(running.currentSigner()).rejects.toMatchObject({ code: 'service_unavailable' });
+  });
+
+  it('refuses a plain rotation under another AUTH_KEY_ENCRYPTION_KEY than the active key was made with, changing nothing', async () => {
+    // Its new key would be one the running instances cannot sign with (a typo in the operator's env).
+    const running = instance();
+    await running.reload();
+    const { kid } = await signWith(running);
+    const otherConfig = loadAuthConfig({
+      AUTH_DATABASE_URL: database.url,
+      AUTH_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
+    });
+    const prisma = new PrismaService(otherConfig);
+    clients.push(prisma);
+    const operator = new SigningKeyService(new SigningKeyRepository(prisma), new FakeClock(), otherConfig);
+    await expect(operator.rotate()).rejects.toThrow('cannot be decrypted with AUTH_KEY_ENCRYPTION_KEY');
+
+    const rows = await database.query<{ kid: string; retired_at: Date | null }>(
+      'SELECT kid, retired_at FROM signing_keys',
+    );
+    expect(rows).toEqual([{ kid, retired_at: null }]);
+  });
+
   it('has a verifier that accepted a token of a withdrawn key refuse it once it reads the key set again', async () => {
     const keys = instance();
     await keys.reload();

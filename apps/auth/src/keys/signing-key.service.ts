@@ -102,6 +102,10 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
    * verifier within a minute, as it reads the key set again), and clients refresh.
    */
   async rotate({ withdrawPrevious = false }: { withdrawPrevious?: boolean } = {}): Promise<string> {
+    // The instances sign with the active key, so it is under their AUTH_KEY_ENCRYPTION_KEY: one this
+    // process cannot decrypt means it holds another (a typo), and the new key would be one no instance
+    // can sign with. Refused, changing nothing; a withdrawal (after the key was changed) goes on.
+    if (!withdrawPrevious) await this.reload();
     const key = await this.generate();
     await this.repository.replaceActive(key, new Date(this.clock.now()), withdrawPrevious);
     this.logger.log(
@@ -127,10 +131,17 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
     }
     const active = keys.find((key) => key.retiredAt === null);
     if (!active) throw new Error('no active signing key');
-    // The key is decrypted and its signer made once, not on every reread.
-    if (this.signer?.kid !== active.kid) this.signer = this.signerOf(active);
+    // Published as stored, whether or not this instance can sign with the active key: a key withdrawn
+    // or expired elsewhere leaves this instance's key set too.
     this.published = keys.map((key) => publish(key.publicJwk, key.kid));
     this.loadedAt = Date.now();
+    // The key is decrypted and its signer made once, not on every reread. Only the active key signs:
+    // one made under another AUTH_KEY_ENCRYPTION_KEY leaves this instance without a signer (unready,
+    // 503), as it would start, rather than signing on with a key retired or withdrawn since.
+    if (this.signer?.kid !== active.kid) {
+      this.signer = undefined;
+      this.signer = this.signerOf(active);
+    }
   }
 
   /** Tokens live ACCESS_TOKEN_TTL_SECONDS; a key retired before this instant signed none still valid. */
