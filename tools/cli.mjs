@@ -158,6 +158,15 @@ const COMMANDS = [
     text: (r) => `new signing key ${r.kid}`,
   },
   {
+    name: 'reseal-secrets',
+    summary:
+      'after AUTH_KEY_ENCRYPTION_KEY changed: encrypts the stored secrets (signing keys, TOTP) under the new key, ' +
+      'reading them under AUTH_KEY_ENCRYPTION_KEY_PREVIOUS',
+    options: {},
+    run: forwardTo('auth'),
+    text: (r) => `${r.signing_keys} signing keys and ${r.totp_secrets} TOTP secrets moved under the current key`,
+  },
+  {
     name: 'set-rate-limit',
     summary: "an org's own tier for one endpoint group",
     options: {

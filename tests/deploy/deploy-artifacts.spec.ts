@@ -48,6 +48,8 @@ const SECRET_KEYS = [
   'S3_ACCESS_KEY_ID',
   'S3_SECRET_ACCESS_KEY',
   'AUTH_KEY_ENCRYPTION_KEY',
+  /** Only while AUTH_KEY_ENCRYPTION_KEY is changed (`optional` in the manifest). */
+  'AUTH_KEY_ENCRYPTION_KEY_PREVIOUS',
   'GATEWAY_CLIENT_SECRET',
 ];
 

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { KeyEncryption } from './keys/key-encryption';
 import { createTestDatabase, TestDatabase } from './test-support/test-database';
 
 const root = path.resolve(__dirname, '../../..');
@@ -15,10 +17,11 @@ interface CliResult {
 describe('auth CLI (child processes, real Postgres)', () => {
   let database: TestDatabase;
 
-  const cli = async (...args: string[]): Promise<CliResult> => {
+  const cli = (...args: string[]) => cliWith({ AUTH_DATABASE_URL: database.url }, ...args);
+  const cliWith = async (env: Record<string, string>, ...args: string[]): Promise<CliResult> => {
     const run = promisify(execFile)(process.execPath, ['-r', './tools/run-ts.cjs', 'apps/auth/src/cli.ts', ...args], {
       cwd: root,
-      env: { ...process.env, AUTH_DATABASE_URL: database.url, LOG_LEVEL: 'info' },
+      env: { ...process.env, LOG_LEVEL: 'info', ...env },
     });
     const { stdout, code } = await run.then(
       ({ stdout }) => ({ stdout, code: 0 }),
@@ -178,6 +181,49 @@ describe('auth CLI (child processes, real Postgres)', () => {
     expect(await database.query<{ kid: string }>('SELECT kid FROM signing_keys')).toEqual([
       { kid: withdrawn.json.kid },
     ]);
+  });
+
+  it('reseal-secrets moves the signing keys and TOTP secrets under a new AUTH_KEY_ENCRYPTION_KEY, naming what it cannot read', async () => {
+    const own = await createTestDatabase();
+    try {
+      const [oldKey, newKey, strayKey] = [1, 2, 3].map(() => randomBytes(32).toString('base64'));
+      const underOld = { AUTH_DATABASE_URL: own.url, AUTH_KEY_ENCRYPTION_KEY: oldKey };
+      const changing = { ...underOld, AUTH_KEY_ENCRYPTION_KEY: newKey, AUTH_KEY_ENCRYPTION_KEY_PREVIOUS: oldKey };
+      const { kid } = (await cliWith(underOld, 'rotate-signing-key')).json as { kid: string };
+      const secret = 'JBSWY3DPEHPK3PXP';
+      const [user, stray] = [randomUUID(), randomUUID()];
+      const totp = (key: string, userId: string) => new KeyEncryption(key).encrypt(secret, `mfa-totp:${userId}`);
+      await own.query('INSERT INTO mfa_totp (user_id, secret, created_at) VALUES ($1, $2, now()), ($3, $4, now())', [
+        user,
+        totp(oldKey, user),
+        stray,
+        totp(strayKey, stray),
+      ]);
+
+      // A factor under a third key is named, and everything else is moved all the same.
+      const partial = await cliWith(changing, 'reseal-secrets');
+      expect(partial).toMatchObject({ code: 1, json: { error: 'unreadable_secrets' } });
+      expect(partial.json.message).toContain(`the TOTP secret of user ${stray}`);
+      const newOnly = new KeyEncryption(newKey);
+      const keys = await own.query<{ kid: string; private_key_pem: string }>(
+        'SELECT kid, private_key_pem FROM signing_keys',
+      );
+      expect(keys.map((key) => key.kid)).toContain(kid);
+      for (const key of keys) expect(newOnly.decrypt(key.private_key_pem, key.kid)).toContain('PRIVATE KEY');
+      const [factor] = await own.query<{ secret: string }>('SELECT secret FROM mfa_totp WHERE user_id = $1', [user]);
+      expect(newOnly.decrypt(factor.secret, `mfa-totp:${user}`)).toBe(secret);
+
+      // Run again once the stray factor is gone, it has nothing left to move; the new key alone signs.
+      await own.query('DELETE FROM mfa_totp WHERE user_id = $1', [stray]);
+      expect(await cliWith(changing, 'reseal-secrets')).toMatchObject({
+        code: 0,
+        json: { signing_keys: 0, totp_secrets: 0 },
+      });
+      const { AUTH_KEY_ENCRYPTION_KEY_PREVIOUS: _dropped, ...changed } = changing;
+      expect((await cliWith(changed, 'rotate-signing-key')).code).toBe(0);
+    } finally {
+      await own.drop();
+    }
   });
 
   it('answers a usage error with exit code 2', async () => {

@@ -14,6 +14,8 @@
 //     → {"client_id":"…","deleted":true}
 //   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts rotate-signing-key [--withdraw-old]
 //     → {"kid":"…"}
+//   node -r ./tools/run-ts.cjs apps/auth/src/cli.ts reseal-secrets
+//     → {"signing_keys":n,"totp_secrets":n}   (moved under AUTH_KEY_ENCRYPTION_KEY; docs/runbook.md)
 // Failures print {"error":"<code>","message":"…"[,"errors":[…]]} and exit 1 (2 for a usage error).
 import 'reflect-metadata';
 
@@ -30,6 +32,7 @@ import { ClientRepository } from './clients/client.repository';
 import { ClientService } from './clients/client.service';
 import { cliClientLookups } from './clients/client-cache';
 import { AuthConfig, loadAuthConfig } from './config';
+import { SecretResealer } from './key-change/secret-resealer';
 import { SigningKeyRepository } from './keys/signing-key.repository';
 import { SigningKeyService } from './keys/signing-key.service';
 import { PrismaService } from './prisma/prisma.service';
@@ -42,9 +45,20 @@ const USAGE = [
   '       cli.ts rotate-client-secret --client-id <id>',
   '       cli.ts delete-client --client-id <id>',
   '       cli.ts rotate-signing-key [--withdraw-old]',
+  '       cli.ts reseal-secrets',
 ].join('\n');
 
 class UsageError extends Error {}
+
+/** A command that could not do all it was asked: its error code and message. */
+class CommandFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 type Command = (args: string[], prisma: PrismaService, config: AuthConfig) => Promise<Record<string, unknown>>;
 
@@ -136,6 +150,20 @@ const COMMANDS: Record<string, Command> = {
     const keys = new SigningKeyService(new SigningKeyRepository(prisma), new SystemClock(), config);
     return { kid: await keys.rotate({ withdrawPrevious: values['withdraw-old'] === true }) };
   },
+
+  'reseal-secrets': async (args, prisma, config) => {
+    usage(() => parseArgs({ args, strict: true, options: {} }));
+    const report = await new SecretResealer(prisma, config).resealAll();
+    Logger.log(`${report.signingKeys} signing keys and ${report.totpSecrets} TOTP secrets moved under the current key`);
+    if (report.unreadable.length > 0) {
+      throw new CommandFailure(
+        'unreadable_secrets',
+        `neither AUTH_KEY_ENCRYPTION_KEY nor AUTH_KEY_ENCRYPTION_KEY_PREVIOUS decrypts ${report.unreadable.length} ` +
+          `(${report.unreadable.join(', ')}); the others were moved`,
+      );
+    }
+    return { signing_keys: report.signingKeys, totp_secrets: report.totpSecrets };
+  },
 };
 
 const clientsOf = (prisma: PrismaService, config: AuthConfig) =>
@@ -178,6 +206,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return fail(2, 'usage', `${error.message}\n${USAGE}`);
+    if (error instanceof CommandFailure) return fail(1, error.code, error.message);
     if (error instanceof DomainError) {
       return fail(1, error.code, error.detail, error.options.errors ? { errors: error.options.errors } : {});
     }

@@ -63,6 +63,18 @@ export const authEnv = {
   }),
   AUTH_KEY_ENCRYPTION_KEY: keyEncryptionKey,
   /**
+   * While AUTH_KEY_ENCRYPTION_KEY is changed (docs/runbook.md): the key it replaces, which still reads
+   * what was encrypted under it until `reseal-secrets` has moved everything to the new one. Empty: none.
+   * Only encryption at rest reads it; what is signed with keys derived from the key (device
+   * credentials, sign-in seals) is accepted under the current one alone, since the old one may have leaked.
+   */
+  AUTH_KEY_ENCRYPTION_KEY_PREVIOUS: z
+    .string()
+    .default('')
+    .refine((value) => value === '' || Buffer.from(value, 'base64').length === 32, {
+      message: 'must be empty or 32 bytes, base64-encoded',
+    }),
+  /**
    * The issuer authenticator apps show for TOTP enrolments (the `otpauth://` URI's issuer). No colon:
    * the URI's label is `issuer:account`, split at its first colon (literal or %3A, Key URI format), so
    * "Acme: Prod" was shown as issuer "Acme" with the account " Prod:alice@…".

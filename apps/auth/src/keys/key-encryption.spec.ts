@@ -39,5 +39,40 @@ describe('KeyEncryption', () => {
 
   it('refuses a key that is not 32 bytes', () => {
     expect(() => new KeyEncryption(randomBytes(16).toString('base64'))).toThrow('32 bytes');
+    expect(() => new KeyEncryption(randomBytes(32).toString('base64'), randomBytes(16).toString('base64'))).toThrow(
+      '32 bytes',
+    );
+  });
+});
+
+describe('KeyEncryption while the key is changed (AUTH_KEY_ENCRYPTION_KEY_PREVIOUS)', () => {
+  const oldKey = randomBytes(32).toString('base64');
+  const newKey = randomBytes(32).toString('base64');
+  const before = new KeyEncryption(oldKey);
+  const during = new KeyEncryption(newKey, oldKey);
+  const after = new KeyEncryption(newKey);
+  const secret = 'JBSWY3DPEHPK3PXP';
+
+  it('reads what the previous key encrypted, and writes under the new one alone', () => {
+    expect(during.decrypt(before.encrypt(secret, 'mfa-totp:u1'), 'mfa-totp:u1')).toBe(secret);
+    const written = during.encrypt(secret, 'mfa-totp:u1');
+    expect(after.decrypt(written, 'mfa-totp:u1')).toBe(secret);
+    expect(() => before.decrypt(written, 'mfa-totp:u1')).toThrow('cannot be decrypted');
+  });
+
+  it('reseals a value of the previous key under the new one, and leaves one already there alone', () => {
+    const resealed = during.reseal(before.encrypt(secret, 'mfa-totp:u1'), 'mfa-totp:u1');
+    expect(after.decrypt(resealed ?? '', 'mfa-totp:u1')).toBe(secret);
+    expect(during.reseal(after.encrypt(secret, 'mfa-totp:u1'), 'mfa-totp:u1')).toBeUndefined();
+  });
+
+  it('still binds a value to its row, under either key', () => {
+    expect(() => during.decrypt(before.encrypt(secret, 'mfa-totp:u1'), 'mfa-totp:u2')).toThrow('cannot be decrypted');
+    expect(() => during.reseal(before.encrypt(secret, 'mfa-totp:u1'), 'mfa-totp:u2')).toThrow('either');
+  });
+
+  it('reads nothing of a third key', () => {
+    const other = new KeyEncryption(randomBytes(32).toString('base64'));
+    expect(() => during.decrypt(other.encrypt(secret, 'kid-1'), 'kid-1')).toThrow('cannot be decrypted');
   });
 });

@@ -53,7 +53,7 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
   ) {
-    this.encryption = new KeyEncryption(config.AUTH_KEY_ENCRYPTION_KEY);
+    this.encryption = new KeyEncryption(config.AUTH_KEY_ENCRYPTION_KEY, config.AUTH_KEY_ENCRYPTION_KEY_PREVIOUS);
   }
 
   /** Makes sure a key exists before the first call; a database that is down is retried on the interval. */

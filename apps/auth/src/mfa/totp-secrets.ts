@@ -12,7 +12,7 @@ export class TotpSecrets {
   private readonly encryption: KeyEncryption;
 
   constructor(@Inject(AUTH_CONFIG) config: AuthConfig) {
-    this.encryption = new KeyEncryption(config.AUTH_KEY_ENCRYPTION_KEY);
+    this.encryption = new KeyEncryption(config.AUTH_KEY_ENCRYPTION_KEY, config.AUTH_KEY_ENCRYPTION_KEY_PREVIOUS);
   }
 
   seal(secret: string, userId: string): string {
@@ -21,6 +21,11 @@ export class TotpSecrets {
 
   open(stored: string, userId: string): string {
     return this.encryption.decrypt(stored, associatedData(userId));
+  }
+
+  /** The stored secret under the current key, or undefined when it is already (`KeyEncryption.reseal`). */
+  reseal(stored: string, userId: string): string | undefined {
+    return this.encryption.reseal(stored, associatedData(userId));
   }
 }
 
