@@ -70,18 +70,30 @@ export class IdentityClient {
     return { key, ...(userId && orgId ? { userId, orgId } : {}) };
   }
 
-  /** A call with auth's own `internal:identity` token; an unreachable identity is `service_unavailable`. */
+  /**
+   * A call with auth's own `internal:identity` token; an unreachable identity is `service_unavailable`.
+   * A token identity refuses (its signing key withdrawn, say) is replaced, and the call made once more.
+   */
   private async internal<T>(method: string, call: (accessToken: string) => Promise<T>): Promise<T> {
-    const accessToken = await this.serviceToken.get();
     try {
-      return await call(accessToken);
+      return await call(await this.serviceToken.get());
     } catch (error) {
-      if (error instanceof DomainError && error.code === 'service_unavailable') throw error;
-      // Anything else is auth's fault (identity refused its token, say), not the user's.
+      if (!(error instanceof DomainError) || error.code !== 'unauthenticated') this.refused(method, error);
       this.serviceToken.forget();
-      this.logger.error(`identity refused ${method}: ${error instanceof Error ? error.message : String(error)}`);
-      throw new DomainError('internal_error', 'An unexpected error occurred.');
     }
+    try {
+      return await call(await this.serviceToken.get());
+    } catch (error) {
+      this.refused(method, error);
+    }
+  }
+
+  private refused(method: string, error: unknown): never {
+    if (error instanceof DomainError && error.code === 'service_unavailable') throw error;
+    // Anything else is auth's fault (identity refused its token, say), not the user's.
+    this.serviceToken.forget();
+    this.logger.error(`identity refused ${method}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new DomainError('internal_error', 'An unexpected error occurred.');
   }
 
   /**
