@@ -1,4 +1,4 @@
-import { AccessTokenVerifier } from '@acct/access-token';
+import { AccessTokenVerifier, followKeyWithdrawals, KEY_WITHDRAWAL_TOPIC } from '@acct/access-token';
 import { ClockModule } from '@acct/clock';
 import { ACCESS_TOKEN_VERIFIER, ServiceCoreModule } from '@acct/grpc';
 import { Revocations } from '@acct/revocation';
@@ -32,13 +32,22 @@ export class AppModule {
           verifier: {
             provide: ACCESS_TOKEN_VERIFIER,
             inject: [SigningKeyService, Revocations],
-            useFactory: (keys: SigningKeyService, revocations: Revocations) =>
-              new AccessTokenVerifier({
-                issuer: config.TOKEN_ISSUER,
-                audience: config.TOKEN_AUDIENCE,
-                fetchKeys: async () => ({ keys: await keys.publishedKeys() }),
+            useFactory: (keys: SigningKeyService, revocations: Revocations) => {
+              // A withdrawal (by the CLI, or another instance) also ends this instance's signing with the key.
+              void revocations.onNotice(
+                KEY_WITHDRAWAL_TOPIC,
+                () => void keys.reloadAfterChange().catch(() => undefined),
+              );
+              return followKeyWithdrawals(
+                new AccessTokenVerifier({
+                  issuer: config.TOKEN_ISSUER,
+                  audience: config.TOKEN_AUDIENCE,
+                  fetchKeys: async () => ({ keys: await keys.publishedKeys() }),
+                  revocations,
+                }),
                 revocations,
-              }),
+              );
+            },
           },
           readiness: [AuthDatabaseReadiness, SigningKeyReadiness],
           imports: [PrismaModule, KeysModule],

@@ -185,7 +185,7 @@ describe('AuthService over gRPC', () => {
   it('keeps tokens signed before a key rotation valid, and signs new ones with the new kid', async () => {
     const login = { grantType: 'password', username: 'admin@example.test', password: 'admin-pass-1' };
     const before = await issueToken(login);
-    const newKid = await harness.get(SigningKeyService).rotate();
+    const { kid: newKid } = await harness.get(SigningKeyService).rotate();
     const after = await issueToken(login);
     expect(decodeProtectedHeader(after.accessToken).kid).toBe(newKid);
     expect(decodeProtectedHeader(before.accessToken).kid).not.toBe(newKid);

@@ -3,6 +3,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { KEY_WITHDRAWAL_TOPIC, withdrawnKidsOf } from '@acct/access-token';
+import { noticeSubject } from '@acct/revocation';
+import { connect } from 'nats';
+
+import { loadAuthConfig } from './config';
 import { KeyEncryption } from './keys/key-encryption';
 import { createTestDatabase, TestDatabase } from './test-support/test-database';
 
@@ -16,12 +21,14 @@ interface CliResult {
 
 describe('auth CLI (child processes, real Postgres)', () => {
   let database: TestDatabase;
+  /** This run's installation, so that its notices reach no other's processes. */
+  const keyPrefix = `cli-spec-${process.pid}-${Date.now()}:`;
 
   const cli = (...args: string[]) => cliWith({ AUTH_DATABASE_URL: database.url }, ...args);
   const cliWith = async (env: Record<string, string>, ...args: string[]): Promise<CliResult> => {
     const run = promisify(execFile)(process.execPath, ['-r', './tools/run-ts.cjs', 'apps/auth/src/cli.ts', ...args], {
       cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, LOG_LEVEL: 'info', REDIS_KEY_PREFIX: keyPrefix, ...env },
     });
     const { stdout, code } = await run.then(
       ({ stdout }) => ({ stdout, code: 0 }),
@@ -223,6 +230,22 @@ describe('auth CLI (child processes, real Postgres)', () => {
       expect((await cliWith(changed, 'rotate-signing-key')).code).toBe(0);
     } finally {
       await own.drop();
+    }
+  });
+
+  it('rotate-signing-key --withdraw-old announces the withdrawn kids to every running process', async () => {
+    const before = await cli('rotate-signing-key');
+    const nats = await connect({ servers: loadAuthConfig({ AUTH_DATABASE_URL: database.url }).NATS_URL });
+    try {
+      const notices = nats.subscribe(`${noticeSubject(keyPrefix)}.${KEY_WITHDRAWAL_TOPIC}`, {
+        max: 1,
+        timeout: 10_000,
+      });
+      await nats.flush();
+      await cli('rotate-signing-key', '--withdraw-old');
+      for await (const notice of notices) expect(withdrawnKidsOf(notice.string())).toContain(before.json.kid);
+    } finally {
+      await nats.close();
     }
   });
 

@@ -21,10 +21,12 @@ import 'reflect-metadata';
 
 import { parseArgs } from 'node:util';
 
+import { KEY_WITHDRAWAL_TOPIC } from '@acct/access-token';
 import { SystemClock } from '@acct/clock';
 import { ConfigError } from '@acct/config';
 import { createLogger, NestPinoLogger } from '@acct/observability';
 import { DomainError } from '@acct/problem';
+import { announceOnce } from '@acct/revocation';
 import { Logger } from '@nestjs/common';
 import pino from 'pino';
 
@@ -148,7 +150,18 @@ const COMMANDS: Record<string, Command> = {
   'rotate-signing-key': async (args, prisma, config) => {
     const { values } = usage(() => parseArgs({ args, strict: true, options: { 'withdraw-old': { type: 'boolean' } } }));
     const keys = new SigningKeyService(new SigningKeyRepository(prisma), new SystemClock(), config);
-    return { kid: await keys.rotate({ withdrawPrevious: values['withdraw-old'] === true }) };
+    const { kid, withdrawn } = await keys.rotate({ withdrawPrevious: values['withdraw-old'] === true });
+    // Every verifier refuses the withdrawn keys at once (without the notice: within a minute).
+    if (withdrawn.length > 0) {
+      await announceOnce(
+        { natsUrl: config.NATS_URL, keyPrefix: config.REDIS_KEY_PREFIX, name: 'auth-cli' },
+        KEY_WITHDRAWAL_TOPIC,
+        JSON.stringify(withdrawn),
+      ).catch((error: Error) =>
+        Logger.warn(`running processes not told of the withdrawal (${error.message}); they notice within a minute`),
+      );
+    }
+    return { kid };
   },
 
   'reseal-secrets': async (args, prisma, config) => {

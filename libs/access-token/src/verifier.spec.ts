@@ -5,6 +5,7 @@ import * as jose from 'jose';
 import { exportJWK, generateKeyPair, JWK, KeyLike, SignJWT } from 'jose';
 
 import { bearerToken } from './bearer';
+import { followKeyWithdrawals, KEY_WITHDRAWAL_TOPIC, withdrawnKidsOf } from './key-withdrawals';
 import { mayGrant, parseScope, scopesOfRoles } from './scopes';
 import { AccessTokenVerifier } from './verifier';
 
@@ -246,6 +247,31 @@ describe('AccessTokenVerifier verified-token cache', () => {
       'The token is signed with an unknown key.',
     );
     await expect(verifier.verify(token)).rejects.toThrow('The token is signed with an unknown key.');
+  });
+
+  it('refuses the tokens of a key auth withdrew as soon as the withdrawal is announced, remembered or new', async () => {
+    let announce: (message: string) => void = () => undefined;
+    const verifier = followKeyWithdrawals(verifierWith(), {
+      onNotice: (topic, handler) => {
+        if (topic === KEY_WITHDRAWAL_TOPIC) announce = handler;
+        return Promise.resolve();
+      },
+    });
+    const remembered = await sign('jti-w1', Math.floor(clock / 1000) + 600);
+    await verifier.verify(remembered);
+
+    // `rotate-signing-key --withdraw-old` (k1 may have leaked); the auth answering the key set's next
+    // read had read its keys a moment before the withdrawal, and still publishes k1.
+    announce(JSON.stringify(['k1']));
+    await expect(verifier.verify(remembered)).rejects.toThrow('The token is signed with an unknown key.');
+    const forged = await sign('jti-w2', Math.floor(clock / 1000) + 600);
+    await expect(verifier.verify(forged)).rejects.toThrow('The token is signed with an unknown key.');
+  });
+
+  it('ignores a malformed withdrawal notice', () => {
+    expect(withdrawnKidsOf('not json')).toEqual([]);
+    expect(withdrawnKidsOf('{"kid":"k1"}')).toEqual([]);
+    expect(withdrawnKidsOf('["k1", 2, ""]')).toEqual(['k1']);
   });
 
   it('refuses tokens of a key that left the key set once the set is older than its max age, no other key named', async () => {

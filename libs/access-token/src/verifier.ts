@@ -84,6 +84,8 @@ const invalidToken = (description: string) =>
 export class AccessTokenVerifier {
   private keys?: ReturnType<typeof createLocalJWKSet>;
   private knownKids = new Set<string>();
+  /** Keys auth withdrew (`withdrawKeys`): never known again, whatever a key set read says. */
+  private readonly withdrawn = new Set<string>();
   private lastFetch = 0;
   /** When a read of a stale key set last began (a failed one is not retried before the max age again). */
   private lastStaleRead = 0;
@@ -149,6 +151,19 @@ export class AccessTokenVerifier {
     }
   }
 
+  /**
+   * Refuses every token signed with one of `kids` from now on, remembered ones included: auth withdrew
+   * those keys (they may have leaked, and whoever holds one signs any claims). A key set read later
+   * does not bring them back, though an auth that read its keys just before the withdrawal may still
+   * publish them for a moment.
+   */
+  withdrawKeys(kids: Iterable<string>): void {
+    for (const kid of kids) {
+      this.withdrawn.add(kid);
+      this.knownKids.delete(kid);
+    }
+  }
+
   private now(): number {
     return this.options.now ? this.options.now() : Date.now();
   }
@@ -205,7 +220,9 @@ export class AccessTokenVerifier {
       .fetchKeys()
       .then((set) => {
         this.keys = createLocalJWKSet(set);
-        this.knownKids = new Set(set.keys.map((key) => key.kid).filter((kid): kid is string => !!kid));
+        this.knownKids = new Set(
+          set.keys.map((key) => key.kid).filter((kid): kid is string => !!kid && !this.withdrawn.has(kid)),
+        );
         this.lastFetch = Date.now();
       })
       .finally(() => (this.fetching = undefined));

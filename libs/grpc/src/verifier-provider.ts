@@ -1,4 +1,4 @@
-import { AccessTokenVerifier } from '@acct/access-token';
+import { AccessTokenVerifier, followKeyWithdrawals } from '@acct/access-token';
 import { Revocations } from '@acct/revocation';
 import { Provider } from '@nestjs/common';
 
@@ -15,18 +15,21 @@ export interface RemoteVerifierConfig {
 
 /**
  * A verifier whose keys come from the auth service over gRPC (for every service but auth itself),
- * refusing revoked tokens.
+ * refusing revoked tokens and, as soon as auth announces it, the tokens of a withdrawn key.
  */
 export function remoteVerifierProvider(configToken: symbol): Provider {
   return {
     provide: ACCESS_TOKEN_VERIFIER,
     inject: [configToken, Revocations],
     useFactory: (config: RemoteVerifierConfig, revocations: Revocations) =>
-      new AccessTokenVerifier({
-        issuer: config.TOKEN_ISSUER,
-        audience: config.TOKEN_AUDIENCE,
-        fetchKeys: jwksFromAuthService(config.AUTH_GRPC_ADDR, config.PROTO_DIR, config.GRPC_DEADLINE_MS),
+      followKeyWithdrawals(
+        new AccessTokenVerifier({
+          issuer: config.TOKEN_ISSUER,
+          audience: config.TOKEN_AUDIENCE,
+          fetchKeys: jwksFromAuthService(config.AUTH_GRPC_ADDR, config.PROTO_DIR, config.GRPC_DEADLINE_MS),
+          revocations,
+        }),
         revocations,
-      }),
+      ),
   };
 }

@@ -44,13 +44,16 @@ export class SigningKeyRepository {
 
   /**
    * Makes `key` the only active key; the previous ones are retired at `retiredAt`, or with `withdraw`
-   * deleted, retired ones still published included: they verify nothing from then on.
+   * deleted, retired ones still published included: they verify nothing from then on. Answers the
+   * kids deleted.
    */
-  replaceActive(key: NewSigningKey, retiredAt: Date, withdraw = false): Promise<void> {
+  replaceActive(key: NewSigningKey, retiredAt: Date, withdraw = false): Promise<string[]> {
     return this.underKeyLock(async (tx) => {
+      const withdrawn = withdraw ? await tx.signingKey.findMany({ select: { kid: true } }) : [];
       if (withdraw) await tx.signingKey.deleteMany({});
       else await tx.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt } });
       await tx.signingKey.create({ data: toRow(key) });
+      return withdrawn.map((row) => row.kid);
     });
   }
 

@@ -94,7 +94,7 @@ describe('SigningKeyService (real Postgres)', () => {
     const before = await signWith(keys);
 
     clock.advance(1000);
-    const newKid = await keys.rotate();
+    const { kid: newKid } = await keys.rotate();
     const after = await signWith(keys);
     expect(after.kid).toBe(newKid);
     expect(newKid).not.toBe(before.kid);
@@ -129,9 +129,11 @@ describe('SigningKeyService (real Postgres)', () => {
     const before = await signWith(keys);
 
     clock.advance(1000);
-    const newKid = await keys.rotate({ withdrawPrevious: true });
+    const { kid: newKid, withdrawn } = await keys.rotate({ withdrawPrevious: true });
     const after = await signWith(keys);
     expect(after.kid).toBe(newKid);
+    // The kids to announce, so that every verifier refuses them at once.
+    expect(withdrawn).toEqual([before.kid]);
     // Whoever holds the old private key could sign any claims with it: it is not published a moment longer.
     expect((await keys.publishedKeys()).map((key) => key.kid)).toEqual([newKid]);
     expect(await verifies(keys, before.token)).toBe(false);
@@ -155,7 +157,7 @@ describe('SigningKeyService (real Postgres)', () => {
     const prisma = new PrismaService(operatorConfig);
     clients.push(prisma);
     const operator = new SigningKeyService(new SigningKeyRepository(prisma), new FakeClock(), operatorConfig);
-    const newKid = await operator.rotate({ withdrawPrevious: true });
+    const { kid: newKid } = await operator.rotate({ withdrawPrevious: true });
 
     await expect(running.reload()).rejects.toThrow('cannot be decrypted');
     expect((await running.publishedKeys()).map((key) => key.kid)).toEqual([newKid]);
@@ -212,7 +214,7 @@ describe('SigningKeyService (real Postgres)', () => {
     const [first, second] = [instance(), instance()];
     await first.reload();
     await second.reload();
-    const newKid = await first.rotate();
+    const { kid: newKid } = await first.rotate();
     expect((await second.currentSigner()).kid).not.toBe(newKid);
     // Their JWKS shows the new key at once (it is reread when older than a second)…
     await new Promise((resolve) => setTimeout(resolve, 1100));

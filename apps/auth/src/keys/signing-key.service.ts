@@ -26,6 +26,12 @@ export interface PublishedKey {
   y: string;
 }
 
+/** What a rotation did: the key that signs from now on, and the keys it withdrew (none unless asked). */
+export interface Rotation {
+  kid: string;
+  withdrawn: string[];
+}
+
 /** The active key, named by `kid`: signs an access token (`typ: at+jwt`) of the given claims, synchronously. */
 export interface Signer {
   kid: string;
@@ -99,22 +105,28 @@ export class SigningKeyService implements OnModuleInit, OnModuleDestroy {
    * it signed have expired, so nobody is signed out. With `withdrawPrevious` (the old private key may
    * have leaked: whoever holds it can sign any claims, for any user and org, while it is published) the
    * previous keys are withdrawn at once instead: every token they signed is refused from then on (each
-   * verifier within a minute, as it reads the key set again), and clients refresh.
+   * verifier as soon as the caller announces `withdrawn`, else within a minute, as it reads the key set
+   * again), and clients refresh. Answers the new key's kid and the kids withdrawn.
    */
-  async rotate({ withdrawPrevious = false }: { withdrawPrevious?: boolean } = {}): Promise<string> {
+  async rotate({ withdrawPrevious = false }: { withdrawPrevious?: boolean } = {}): Promise<Rotation> {
     // The instances sign with the active key, so it is under their AUTH_KEY_ENCRYPTION_KEY: one this
     // process cannot decrypt means it holds another (a typo), and the new key would be one no instance
     // can sign with. Refused, changing nothing; a withdrawal (after the key was changed) goes on.
     if (!withdrawPrevious) await this.reload();
     const key = await this.generate();
-    await this.repository.replaceActive(key, new Date(this.clock.now()), withdrawPrevious);
+    const withdrawn = await this.repository.replaceActive(key, new Date(this.clock.now()), withdrawPrevious);
     this.logger.log(
       `signing key rotated; ${key.kid} now signs${withdrawPrevious ? ', the previous keys withdrawn' : ''}`,
     );
-    // A read that began before the rotation would bring back the old key: let it end, then read again.
+    await this.reloadAfterChange();
+    return { kid: key.kid, withdrawn };
+  }
+
+  /** Rereads the keys after a change made elsewhere, or by `rotate`. */
+  async reloadAfterChange(): Promise<void> {
+    // A read that began before the change would bring back the old key: let it end, then read again.
     await this.loading?.catch(() => undefined);
     await this.reload();
-    return key.kid;
   }
 
   /** Rereads the keys (creating the first one if there is none); concurrent callers share one read. */

@@ -1,4 +1,4 @@
-import { AccessTokenVerifier } from '@acct/access-token';
+import { AccessTokenVerifier, followKeyWithdrawals } from '@acct/access-token';
 import { toJwks } from '@acct/grpc';
 import { Revocations } from '@acct/revocation';
 import { Global, Module } from '@nestjs/common';
@@ -14,7 +14,7 @@ import { AuthenticateHook } from './authenticate.hook';
  * Access tokens are verified locally against the auth service's keys, fetched over gRPC and cached:
  * once per request by the authenticate hook through the passport strategy; the guard then decides
  * per route. Every verification also checks the revocations in memory (RevocationModule, imported by
- * the GatewayModule).
+ * the GatewayModule), and a signing key auth withdrew is refused as soon as its notice arrives.
  */
 @Global()
 @Module({
@@ -23,12 +23,15 @@ import { AuthenticateHook } from './authenticate.hook';
       provide: GATEWAY_VERIFIER,
       inject: [GATEWAY_CONFIG, AuthBackend, Revocations],
       useFactory: (config: GatewayConfig, auth: AuthBackend, revocations: Revocations) =>
-        new AccessTokenVerifier({
-          issuer: config.TOKEN_ISSUER,
-          audience: config.TOKEN_AUDIENCE,
-          fetchKeys: async () => toJwks(await auth.call('getJwks', {})),
+        followKeyWithdrawals(
+          new AccessTokenVerifier({
+            issuer: config.TOKEN_ISSUER,
+            audience: config.TOKEN_AUDIENCE,
+            fetchKeys: async () => toJwks(await auth.call('getJwks', {})),
+            revocations,
+          }),
           revocations,
-        }),
+        ),
     },
     AccessTokenStrategy,
     AuthenticateHook,
