@@ -244,7 +244,13 @@ function main(argv) {
         short ? { type, short } : { type },
       ]),
     );
-    ({ values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false }));
+    let tokens;
+    ({ values, tokens } = parseArgs({ args: rest, options, strict: true, allowPositionals: false, tokens: true }));
+    // parseArgs keeps the last of a repeated option: `delete-client --client-id A --client-id B`
+    // deleted B alone and said nothing of A.
+    const names = tokens.filter((token) => token.kind === 'option').map((token) => token.name);
+    const repeated = names.find((optionName, index) => names.indexOf(optionName) !== index);
+    if (repeated !== undefined) throw new Error(`--${repeated} is given more than once`);
   } catch (error) {
     usageError(error.message, command);
   }

@@ -22,6 +22,7 @@ const COMMANDS = [
   'rotate-client-secret',
   'delete-client',
   'rotate-signing-key',
+  'reseal-secrets',
   'set-rate-limit',
   'set-quota',
 ];
@@ -51,6 +52,7 @@ describe('the operator CLI behaves like one', () => {
     [['create-client', '--org-id', 'o'], 'missing --name, --scopes'],
     [['bootstrap', '--email', 'a@b.c', '--password', 'pw', '--org'], "Option '--org <value>' argument missing"],
     [['rotate-signing-key', 'now'], "Unexpected argument 'now'"],
+    [['delete-client', '--client-id', 'a', '--client-id', 'b'], '--client-id is given more than once'],
     [['set-rate-limits'], 'unknown command "set-rate-limits"'],
     [[], 'a command is required'],
   ])('refuses %j naming what is wrong, with exit 2 and the usage', (args, message) => {
