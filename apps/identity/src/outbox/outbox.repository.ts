@@ -102,6 +102,13 @@ export class OutboxRepository {
     return row?.pending === true;
   }
 
+  /** Deletes up to `batch` events published at or before `before` (OutboxPruner); answers how many. */
+  async prunePublished(before: Date, batch: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM outbox_events WHERE ctid = ANY(ARRAY(
+        SELECT ctid FROM outbox_events WHERE published_at <= ${before} LIMIT ${batch}))`;
+  }
+
   backlog(): Promise<number> {
     return this.prisma.outboxEvent.count({ where: { publishedAt: null } });
   }
