@@ -32,6 +32,12 @@ export const identityEnv = {
   ARGON2_PARALLELISM: count(1, 1, 255),
 };
 
+/**
+ * The least argon2id work production accepts, memory × iterations in KiB: the weakest of OWASP's
+ * equivalent configurations (7 MiB × 5; 19 MiB × 2, the default, is 38,912). Tests run with less.
+ */
+export const ARGON2_MIN_PRODUCTION_WORK = 7_168 * 5;
+
 export type IdentityConfig = ReturnType<typeof loadIdentityConfig>;
 export const loadIdentityConfig = (env: NodeJS.ProcessEnv = process.env) => {
   const config = loadConfig(identityEnv, env);
@@ -39,6 +45,16 @@ export const loadIdentityConfig = (env: NodeJS.ProcessEnv = process.env) => {
   if (config.ARGON2_MEMORY_KIB < 8 * config.ARGON2_PARALLELISM) {
     throw new ConfigError([
       `ARGON2_MEMORY_KIB: must be at least 8 × ARGON2_PARALLELISM (${8 * config.ARGON2_PARALLELISM})`,
+    ]);
+  }
+  // A test's cheap setting copied into a deployment would store every password nearly unprotected.
+  if (
+    config.NODE_ENV === 'production' &&
+    config.ARGON2_MEMORY_KIB * config.ARGON2_ITERATIONS < ARGON2_MIN_PRODUCTION_WORK
+  ) {
+    throw new ConfigError([
+      `ARGON2_MEMORY_KIB × ARGON2_ITERATIONS: must be at least ${ARGON2_MIN_PRODUCTION_WORK} in production ` +
+        '(OWASP: 19456 × 2, 12288 × 3, 9216 × 4 or 7168 × 5)',
     ]);
   }
   return config;
