@@ -7,9 +7,24 @@ const UNTRACED_PATHS = new Set(['/livez', '/readyz', '/metrics']);
 
 /**
  * Query parameters whose value a server span must not keep (`url.query`): the one-time password:set
- * token of an activation or reset link (`GET /activate?token=…`) is a live credential for 24 hours.
+ * token of an activation or reset link (`GET /activate?token=…`) is a live credential for 24 hours, and
+ * the credentials a client may put in a query although the gateway reads them only from headers and
+ * bodies (RFC 6750 §2.3's `access_token`, a token request's fields): refused, they were still traced.
  */
-const REDACTED_QUERY_PARAMS = ['token'];
+const REDACTED_QUERY_PARAMS = [
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'client_secret',
+  'password',
+  'code',
+  'code_verifier',
+  'mfa_code',
+  'mfa_ticket',
+  'csrf_token',
+  'device_token',
+];
 
 let sdk: NodeSDK | undefined;
 
