@@ -1,5 +1,9 @@
+import { Writable } from 'node:stream';
+
+import { createLogger, NestPinoLogger, runInRequestContext } from '@acct/observability';
 import { DomainError } from '@acct/problem';
 import { Metadata, status } from '@grpc/grpc-js';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 
 import { domainErrorToGrpc, grpcFailureToDomainError } from './error-mapping';
 
@@ -29,5 +33,38 @@ describe('gRPC error mapping', () => {
     const error = grpcFailureToDomainError({ code: status.INTERNAL, details: 'stack at db.ts:12' }, 'auth');
     expect(error.code).toBe('internal_error');
     expect(error.detail).not.toContain('db.ts');
+  });
+});
+
+describe('an unexpected gRPC failure', () => {
+  const lines: Array<Record<string, unknown>> = [];
+  beforeAll(() => {
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    Logger.overrideLogger(new NestPinoLogger(createLogger('gateway', 'info', destination)));
+  });
+  afterAll(() => {
+    Logger.overrideLogger(new ConsoleLogger());
+  });
+
+  it('is logged, with its status and the request id, by the caller that answers it as a 500', () => {
+    const error = runInRequestContext({ requestId: 'req-unexpected-1' }, () =>
+      grpcFailureToDomainError(
+        { code: status.UNIMPLEMENTED, details: 'The server does not implement the method /identity.v1.X/Y' },
+        'identity',
+      ),
+    );
+    expect(error.code).toBe('internal_error');
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        request_id: 'req-unexpected-1',
+        message: expect.stringMatching(/identity.*UNIMPLEMENTED.*does not implement/),
+      }),
+    );
   });
 });

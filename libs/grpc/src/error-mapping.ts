@@ -1,5 +1,6 @@
 import { DomainError, ErrorCode } from '@acct/problem';
 import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
+import { Logger } from '@nestjs/common';
 
 /** Trailing metadata key that carries a DomainError's payload from a service to the gateway. */
 export const PROBLEM_METADATA_KEY = 'x-problem-bin';
@@ -52,6 +53,9 @@ export function domainErrorToGrpc(error: DomainError): GrpcErrorObject {
   return { code: GRPC_STATUS_BY_CODE[error.code], message: error.detail, metadata };
 }
 
+/** Logs the failures that leave as a bare internal error: nothing else says what they were. */
+const logger = new Logger('grpc-client');
+
 interface GrpcFailure {
   code?: number;
   details?: string;
@@ -64,7 +68,7 @@ interface GrpcFailure {
  * anything else is an internal error.
  */
 export function grpcFailureToDomainError(failure: unknown, service: string): DomainError {
-  const { code, metadata } = (failure ?? {}) as GrpcFailure;
+  const { code, details, metadata } = (failure ?? {}) as GrpcFailure;
   const [raw] = metadata instanceof Metadata ? metadata.get(PROBLEM_METADATA_KEY) : [];
   if (raw !== undefined) {
     try {
@@ -79,5 +83,10 @@ export function grpcFailureToDomainError(failure: unknown, service: string): Dom
       retryAfter: 1,
     });
   }
+  // Not the service's own error (which it logged): grpc-js's (a method the service does not implement,
+  // an answer too large or unreadable) or a payload that cannot be read. The 500 it becomes would
+  // otherwise be logged nowhere with its cause.
+  const name = code === undefined ? 'no status' : (GrpcStatus[code] ?? String(code));
+  logger.error(`the ${service} service failed unexpectedly: ${name} ${details ?? ''}`.trimEnd());
   return new DomainError('internal_error', 'An unexpected error occurred.');
 }
