@@ -125,6 +125,16 @@ describe('users', () => {
       expect((await create({ email: uniqueEmail('edge'), display_name: '😀'.repeat(64) })).status).toBe(201);
     });
 
+    it('names a broken e-mail once in errors[], however many of its rules it breaks', async () => {
+      for (const email of ['ada@пример.рф', `${'a'.repeat(65)}@exa mple.test`]) {
+        const problem = expectProblem(await create({ email, display_name: 'Ada' }), 400, 'validation_failed');
+        expect({ email, errors: problem.errors }).toEqual({
+          email,
+          errors: [{ field: 'email', message: 'must be a valid e-mail address' }],
+        });
+      }
+    });
+
     it('answers a body that is not a JSON object with 400 malformed_body, and a non-JSON media type with 415', async () => {
       expectProblem(
         await call('/v2/users', {

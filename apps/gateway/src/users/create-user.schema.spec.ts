@@ -99,6 +99,15 @@ describe('POST /v2/users body', () => {
     expect(errorsOf({ ...valid, email: `ada@${'d'.repeat(64)}.com` })?.map((error) => error.field)).toEqual(['email']);
   });
 
+  it('names a broken e-mail once, though both the syntax and the deliverable shape refuse it', () => {
+    expect(errorsOf({ ...valid, email: 'ada@пример.рф' })).toEqual([
+      { field: 'email', message: 'must be a valid e-mail address' },
+    ]);
+    expect(errorsOf({ ...valid, email: `${'a'.repeat(65)}@exa mple.test` })).toEqual([
+      { field: 'email', message: 'must be a valid e-mail address' },
+    ]);
+  });
+
   it('counts display name length in code points, not UTF-16 units', () => {
     expect(parseOrFail(createUserBody, { ...valid, display_name: '😀'.repeat(64) }).display_name).toHaveLength(128);
     expect(errorsOf({ ...valid, display_name: '😀'.repeat(65) })?.[0]?.field).toBe('display_name');

@@ -48,7 +48,8 @@ export const createUserBody = z
         .string()
         .min(1, 'must not be empty')
         .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
-        .pipe(z.email({ pattern: EMAIL_SYNTAX, error: 'must be a valid e-mail address' }))
+        // `abort`: an address the syntax refuses is not judged again by its shape, which would name it twice.
+        .pipe(z.email({ pattern: EMAIL_SYNTAX, error: 'must be a valid e-mail address', abort: true }))
         .refine(hasDeliverableShape, 'must be a valid e-mail address'),
     ),
     display_name: displayName,

@@ -5,7 +5,7 @@ import { displayName, languageTag, roleList, timeZone } from './create-user.sche
 
 /** `GET /v2/users` query (contract §7). Unknown parameters are ignored. */
 export const listUsersQuery = z.object({
-  status: z.enum(['pending', 'active', 'disabled']).optional(),
+  status: z.enum(['pending', 'active', 'disabled'], { error: 'must be one of pending, active, disabled' }).optional(),
   q: z.string().max(254, 'must be at most 254 characters').optional(),
   ...pageQuery,
 });
