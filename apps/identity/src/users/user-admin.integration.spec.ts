@@ -510,11 +510,17 @@ describe('Administration of an org’s users against Postgres (contract §7)', (
       expect((await statuses.enable(acme.admin, admin.id, [])).status).toBe('active');
     });
 
-    it('enables a user that set its password while disabled back to active, as one that had ever set a password', async () => {
+    it('retires the links a user held when disabled: who holds one cannot set the password it gets back on enabling', async () => {
+      const passwords = identity.get(PasswordSetService);
       const user = await create(acme, { sendActivation: false });
-      const { token } = await identity.get(PasswordSetService).requestReset(acme.admin, user.id, false);
+      const before = (await passwords.requestReset(acme.admin, user.id, false)).token;
       await statuses.disable(acme.admin, user.id, []);
-      await identity.get(PasswordSetService).setPassword(token, 'a-new-password-1');
+      expect((await failure(passwords.setPassword(before, 'a-new-password-1'))).code).toBe('unauthenticated');
+
+      // A link the admin issues after the disable (to hand over on enabling) sets it; the user stays
+      // disabled, and enabling it gives back an account that has set a password: active.
+      const after = (await passwords.requestReset(acme.admin, user.id, false)).token;
+      await passwords.setPassword(after, 'a-new-password-1');
       expect((await reads.get(acme.admin, user.id)).status).toBe('disabled');
       expect((await statuses.enable(acme.admin, user.id, [])).status).toBe('active');
     });
