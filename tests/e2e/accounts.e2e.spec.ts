@@ -462,7 +462,9 @@ describe('accounts and tokens', () => {
       expect(created.length).toBeGreaterThanOrEqual(1);
       expect(new Set(created.map((answer) => answer.body.id)).size).toBe(1);
       for (const answer of answers) {
-        if (answer.status !== 201) expect(answer.body.code).toBe('idempotency_key_in_use');
+        if (answer.status === 201) continue;
+        expect(answer.body.code).toBe('idempotency_key_in_use');
+        expect(answer.headers.get('retry-after')).toBe('1');
       }
       const again = await createUser(body, adminToken, { 'Idempotency-Key': key });
       expect(again.body.id).toBe(created[0].body.id);

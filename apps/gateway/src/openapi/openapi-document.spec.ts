@@ -212,6 +212,11 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it('documents the Retry-After of a 409 idempotency_key_in_use (the first request still running)', () => {
+    const createUser = operations().find(({ path, method }) => path === '/v2/users' && method === 'post');
+    expect(createUser?.operation.responses['409']?.headers).toHaveProperty('Retry-After');
+  });
+
   it('documents 429 with Retry-After and the rate-limit headers on every answer', () => {
     for (const { operation } of operations()) {
       expect(operation.responses['429']?.headers).toHaveProperty('Retry-After');

@@ -219,6 +219,13 @@ function completeOperation(operation: OperationObject, access: Access, method: s
 function problemResponse(status: number, codes: ErrorCode[]): ResponseObject {
   const headers: Record<string, ReferenceObject | HeaderObject> = {};
   if (status === 429 || status === 503) headers['Retry-After'] = headerRef('Retry-After');
+  else if (codes.includes('idempotency_key_in_use')) {
+    headers['Retry-After'] = {
+      ...RETRY_AFTER,
+      description: 'With `idempotency_key_in_use` only: seconds until the first request may have finished.',
+      required: false,
+    };
+  }
   if (codes.every((code) => code === 'unauthenticated' || code === 'insufficient_scope')) {
     headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
   }

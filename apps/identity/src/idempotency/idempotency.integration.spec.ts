@@ -210,9 +210,12 @@ describe('Idempotency-Key on CreateUser against Postgres', () => {
       let finish!: (value: string) => void;
       const first = idempotency.run(call('slow'), plain, () => new Promise<string>((resolve) => (finish = resolve)));
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect((await failure(idempotency.run(call('slow'), plain, () => Promise.resolve('second')))).code).toBe(
-        'idempotency_key_in_use',
-      );
+      const refused = await failure(idempotency.run(call('slow'), plain, () => Promise.resolve('second')));
+      // With when to ask again (Retry-After), for the first request's stored answer.
+      expect({ code: refused.code, retryAfter: refused.options.retryAfter }).toEqual({
+        code: 'idempotency_key_in_use',
+        retryAfter: 1,
+      });
       finish('first');
       expect(await first).toEqual({ value: 'first', replayed: false });
       expect(await idempotency.run(call('slow'), plain, () => Promise.resolve('second'))).toEqual({

@@ -40,8 +40,11 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const MAX_CLAIM_ATTEMPTS = 3;
 
+/** The first request is still running: the client may ask again in a second (for its stored answer). */
 const inUse = () =>
-  new DomainError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.');
+  new DomainError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.', {
+    retryAfter: 1,
+  });
 
 /**
  * Contract §3 Idempotency-Key: the key is claimed atomically before the work; the first request's
